@@ -30,8 +30,7 @@ int main(void)
         }
         for (int step = 0; step < NSTEPS; step++) {
 #pragma omp parallel
-                LBOMP_FOR_EACH_TASK(lb, struct cell *, c)
-                {
+                LBOMP_FOR_EACH_TASK (lb, struct cell *, c) {
                         update(c);
                 }
         }

@@ -73,8 +73,7 @@ int main(int argc, char **argv)
         /* in-region form, the step loop inside the region */
 #pragma omp parallel num_threads(2)
         for (long s = 0; s < 20; s++) {
-                LBOMP_FOR_EACH_TASK(lb, struct task *, t)
-                {
+                LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
                         work(t);
                 }
 #pragma omp single

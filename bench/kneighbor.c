@@ -14,61 +14,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kneighbor.h"
-#include "lbomp.h"
-
-static double now_s(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void usage(FILE *out)
 {
         fprintf(out,
-                "usage: kneighbor [--tasks N] [--k K] [--msg-bytes B] [--iters I] [--period P]\n"
-                "                 [--load uniform|linear|hotspot] [--work-us W] [--policy NAME]\n"
-                "                 [--threads T] [--seed S] [--json]\n"
+                "usage: kneighbor [--tasks N] [--k K] [--msg-bytes B] [--work-us W]\n"
+                "                 [--load uniform|linear|hotspot|lbtest|drift] [--drift-every D]\n"
+                "                 [common options]\n"
                 "Tasks on a ring exchange B bytes with K neighbours on each side every step, then\n"
-                "compute for W µs (reference core) times the load pattern's factor.\n");
+                "compute for W µs (reference core) times the load pattern's factor:\n"
+                "  uniform 1; linear 2(i+1)/n; hotspot 10 on the first tenth of the ring, else 1;\n"
+                "  lbtest 0.2 + 4·U⁴ per task (Charm++ lb_test, seeded; mean 1);\n"
+                "  drift  the hotspot, moved by a tenth of the ring every D steps (default 20).\n");
+        bench_usage_common(out);
 }
 
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
-        char *end;
-        errno = 0;
-        long v = s ? strtol(s, &end, 10) : 0;
-        if (!s || !*s || *end || errno || v < lo || v > hi) {
-                fprintf(stderr,
-                        "kneighbor: %s '%s' is not valid; expected a whole number from %ld to "
-                        "%ld\n",
-                        opt, s ? s : "", lo, hi);
-                return -1;
-        }
-        *out = v;
-        return 0;
-}
+static const char *const loads[] = {"uniform", "linear", "hotspot", "lbtest", "drift"};
 
 int kn_parse(struct kn_opts *o, int argc, char **argv)
 {
-        *o = (struct kn_opts){.tasks = 512,
+        *o = (struct kn_opts){.tasks = -1,
                               .k = 3,
                               .msg_bytes = 1024,
-                              .iters = 100,
-                              .period = -1,
-                              .load = "linear",
-                              .work_us = 50,
-                              .threads = 0,
-                              .seed = 1};
+                              .work_us = -1,
+                              .drift_every = 20,
+                              .load = "linear"};
+        bench_opts_init(&o->c);
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                int r = bench_opt(&o->c, "kneighbor", argc, argv, &i);
+                if (r < 0)
+                        return -1;
+                if (r > 0)
+                        continue;
                 long x;
 #define NUM(name, lo, hi, field)                                                                   \
         if (strcmp(a, name) == 0) {                                                                \
-                if (parse_long(name, v, lo, hi, &x) < 0)                                           \
+                if (bench_parse_long("kneighbor", name, v, lo, hi, &x) < 0)                        \
                         return -1;                                                                 \
                 o->field = x;                                                                      \
                 i++;                                                                               \
@@ -77,27 +61,22 @@ int kn_parse(struct kn_opts *o, int argc, char **argv)
                 NUM("--tasks", 1, 10000000, tasks);
                 NUM("--k", 0, 1000, k);
                 NUM("--msg-bytes", 8, 1 << 24, msg_bytes);
-                NUM("--iters", 1, 100000000, iters);
-                NUM("--period", 1, 1000000000, period);
                 NUM("--work-us", 0, 10000000, work_us);
-                NUM("--threads", 1, 4096, threads);
-                NUM("--seed", 0, INT64_MAX, seed);
+                NUM("--drift-every", 1, 1000000000, drift_every);
 #undef NUM
                 if (strcmp(a, "--load") == 0 && v) {
-                        if (kn_load_factor(v, 0, 1, 0) < 0) {
+                        int ok = 0;
+                        for (size_t l = 0; l < sizeof loads / sizeof *loads; l++)
+                                ok |= strcmp(v, loads[l]) == 0;
+                        if (!ok) {
                                 fprintf(stderr,
                                         "kneighbor: --load '%s' is not valid; valid: uniform, "
-                                        "linear, hotspot\n",
+                                        "linear, hotspot, lbtest, drift\n",
                                         v);
                                 return -1;
                         }
                         o->load = v;
                         i++;
-                } else if (strcmp(a, "--policy") == 0 && v) {
-                        o->policy = v;
-                        i++;
-                } else if (strcmp(a, "--json") == 0) {
-                        o->json = 1;
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         usage(stdout);
                         exit(0);
@@ -107,6 +86,16 @@ int kn_parse(struct kn_opts *o, int argc, char **argv)
                         return -1;
                 }
         }
+        /* presets: tiny, small, default, large */
+        static const long tasks[] = {64, 256, 512, 2048}, iters[] = {12, 40, 100, 200},
+                          work[] = {5, 20, 50, 50};
+        int z = bench_size_index(o->c.size);
+        if (o->tasks < 0)
+                o->tasks = tasks[z];
+        if (o->c.iters < 0)
+                o->c.iters = iters[z];
+        if (o->work_us < 0)
+                o->work_us = work[z];
         if (o->k * 2 >= o->tasks && o->k > 0) {
                 fprintf(stderr, "kneighbor: --k %ld needs more than %ld tasks\n", o->k, 2 * o->k);
                 return -1;
@@ -114,16 +103,22 @@ int kn_parse(struct kn_opts *o, int argc, char **argv)
         return 0;
 }
 
-/* Cost factor of task i of n at step s: the load pattern. -1 for an unknown pattern. */
-double kn_load_factor(const char *load, long i, long n, long s)
+double kn_load_factor(const struct kn_opts *o, long i, long s)
 {
-        (void)s;
+        long n = o->tasks, tenth = (n + 9) / 10;
+        const char *load = o->load;
         if (strcmp(load, "uniform") == 0)
                 return 1.0;
         if (strcmp(load, "linear") == 0)
                 return 2.0 * (double)(i + 1) / (double)n; /* mean ≈ 1 */
         if (strcmp(load, "hotspot") == 0)
-                return i < (n + 9) / 10 ? 10.0 : 1.0; /* a contiguous tenth costs 10× */
+                return i < tenth ? 10.0 : 1.0; /* a contiguous tenth costs 10× */
+        if (strcmp(load, "lbtest") == 0)
+                return bench_lbtest_factor((unsigned long long)o->c.seed, i, 0.2, 4.2);
+        if (strcmp(load, "drift") == 0) {
+                long shift = (s / o->drift_every) * tenth % n;
+                return (i - shift + n) % n < tenth ? 10.0 : 1.0;
+        }
         return -1;
 }
 
@@ -147,7 +142,7 @@ int kn_setup(struct kn *kn, const struct kn_opts *o)
                 t->out[0] = t->data + kn->nd;
                 t->out[1] = t->out[0] + kn->nd;
                 t->in = t->out[1] + kn->nd;
-                uint64_t x = (uint64_t)o->seed * 0x9e3779b97f4a7c15ull + i;
+                uint64_t x = (uint64_t)o->c.seed * 0x9e3779b97f4a7c15ull + i;
                 for (size_t d = 0; d < kn->nd; d++) {
                         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                         t->data[d] = (double)(x >> 11) * 0x1.0p-53;
@@ -179,11 +174,9 @@ void kn_task_step(struct kn_task *t, long step)
                 memcpy(t->in + nd * (size_t)slot++, kn->task[(t->i - j + n) % n].out[prev],
                        nd * sizeof(double));
         }
-        double f = kn_load_factor(kn->o.load, t->i, n, step);
-        long iters = (long)llround(f * (double)kn->o.work_us * WORK_PER_US);
-        double acc = t->data[0];
-        for (long it = 0; it < iters; it++)
-                acc = acc * 0.9999999 + t->data[(size_t)it % nd] * 1e-7;
+        double f = kn_load_factor(&kn->o, t->i, step);
+        double acc =
+                bench_burn(t->data, nd, (long)llround(f * (double)kn->o.work_us * WORK_PER_US));
         /* fold the neighbours' messages in */
         for (size_t d = 0; d < nd; d++) {
                 double s = 0;
@@ -204,22 +197,61 @@ double kn_checksum(const struct kn *kn)
         return s;
 }
 
-static int cmp_double(const void *a, const void *b)
+static void *kn_task(void *ctx, long i)
 {
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
+        return &((struct kn *)ctx)->task[i];
 }
 
-double kn_median(double *v, long n)
+static size_t kn_bytes(void *ctx, long i)
 {
-        qsort(v, (size_t)n, sizeof *v, cmp_double);
-        return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : NAN;
+        (void)i;
+        const struct kn *kn = ctx;
+        return (3 + 2 * (size_t)kn->o.k) * (size_t)kn->o.msg_bytes;
 }
 
-static void run_task(void *data, lbomp_id_t id, void *arg)
+static int kn_links(void *ctx, lbomp_t *lb)
 {
-        (void)id;
-        kn_task_step(data, *(long *)arg);
+        const struct kn *kn = ctx;
+        long n = kn->o.tasks;
+        int rc = 0;
+        for (long i = 0; rc == 0 && i < n; i++)
+                for (long j = 1; j <= kn->o.k && rc == 0; j++)
+                        rc = lbomp_link(lb, (lbomp_id_t)i, (lbomp_id_t)((i + j) % n),
+                                        (size_t)kn->o.msg_bytes);
+        return rc;
+}
+
+static void kn_step(void *task, long step)
+{
+        kn_task_step(task, step);
+}
+
+static double kn_sum(void *ctx)
+{
+        return kn_checksum(ctx);
+}
+
+static void kn_extra(void *ctx, FILE *out)
+{
+        const struct kn *kn = ctx;
+        fprintf(out, ",\"msg_bytes\":%ld,\"work_us\":%ld", kn->o.msg_bytes, kn->o.work_us);
+        if (strcmp(kn->o.load, "drift") == 0)
+                fprintf(out, ",\"drift_every\":%ld", kn->o.drift_every);
+}
+
+struct bench_kernel kn_kernel(struct kn *kn)
+{
+        return (struct bench_kernel){.bench = "kneighbor",
+                                     .load = kn->o.load,
+                                     .k = kn->o.k,
+                                     .ntasks = kn->o.tasks,
+                                     .ctx = kn,
+                                     .task = kn_task,
+                                     .bytes = kn_bytes,
+                                     .links = kn_links,
+                                     .step = kn_step,
+                                     .checksum = kn_sum,
+                                     .json_extra = kn_extra};
 }
 
 int main(int argc, char **argv)
@@ -227,68 +259,13 @@ int main(int argc, char **argv)
         struct kn_opts o;
         if (kn_parse(&o, argc, argv) < 0)
                 return 2;
-        lbomp_t *lb;
-        int rc = lbomp_create(&lb);
-        if (rc == -ECANCELED)
-                return 0; /* LBOMP_POLICY=help: the list was printed */
-        if (rc < 0) {
-                fprintf(stderr, "kneighbor: lbomp_create failed: %s\n", lbomp_strerror(rc));
-                return 2;
-        }
-        if ((o.policy && (rc = lbomp_set_policy(lb, o.policy)) < 0) ||
-            (o.period > 0 && (rc = lbomp_set_period(lb, (int)o.period)) < 0) ||
-            (o.threads > 0 && (rc = lbomp_set_workers(lb, (int)o.threads)) < 0)) {
-                fprintf(stderr, "kneighbor: %s\n",
-                        *lbomp_last_error() ? lbomp_last_error() : lbomp_strerror(rc));
-                lbomp_destroy(lb);
-                return 2;
-        }
         struct kn kn;
         if (kn_setup(&kn, &o) < 0) {
                 fprintf(stderr, "kneighbor: out of memory\n");
                 return 2;
         }
-        for (long i = 0; i < o.tasks; i++) {
-                lbomp_id_t id;
-                if ((rc = lbomp_task_add(lb, &kn.task[i],
-                                         (3 + 2 * (size_t)o.k) * (size_t)o.msg_bytes,
-                                         LBOMP_NODE_ANY, &id)) < 0)
-                        break;
-        }
-        for (long i = 0; rc == 0 && i < o.tasks; i++)
-                for (long j = 1; j <= o.k && rc == 0; j++)
-                        rc = lbomp_link(lb, (lbomp_id_t)i, (lbomp_id_t)((i + j) % o.tasks),
-                                        (size_t)o.msg_bytes);
-        if (rc < 0) {
-                fprintf(stderr, "kneighbor: setting up tasks failed: %s\n", lbomp_strerror(rc));
-                return 2;
-        }
-        double *step_s = malloc((size_t)o.iters * sizeof *step_s);
-        double t0 = now_s();
-        for (long s = 0; s < o.iters; s++) {
-                double ts = now_s();
-                if ((rc = lbomp_step(lb, run_task, &s)) < 0) {
-                        fprintf(stderr, "kneighbor: step %ld failed: %s\n", s, lbomp_strerror(rc));
-                        return 1;
-                }
-                step_s[s] = now_s() - ts;
-        }
-        double total = now_s() - t0;
-        double checksum = kn_checksum(&kn);
-        struct kn_result r = {.total_s = total,
-                              .step_s_median = kn_median(step_s, o.iters),
-                              .checksum = checksum};
-        kn_result_from_lbomp(&r, lb);
-        if (o.json) {
-                kn_print_json(stdout, "kneighbor", &o, &r, lb);
-        } else {
-                lbomp_report(lb, stdout);
-                printf("kneighbor: %ld tasks, k %ld, %ld iters, load %s: total %.3f s, median step "
-                       "%.3g s, checksum %.17g\n",
-                       o.tasks, o.k, o.iters, o.load, total, r.step_s_median, checksum);
-        }
-        free(step_s);
+        struct bench_kernel k = kn_kernel(&kn);
+        int rc = bench_run(&kn.o.c, &k);
         kn_free(&kn);
-        lbomp_destroy(lb);
-        return 0;
+        return rc;
 }

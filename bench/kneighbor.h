@@ -1,7 +1,7 @@
 /*
- * kneighbor.h — the kNeighbor workload and the result record every lbomp benchmark prints.
- * The workload (kn_*) is shared with the other benchmarks and the tests; bench_json.c prints the
- * JSON contract that the runner and the issues read.
+ * kneighbor.h — the kNeighbor workload (tasks on a ring exchanging messages with k neighbours on
+ * each side), shared by the kneighbor benchmark and the overhead runs of bench/run. The driver
+ * that runs it through lbomp or an OpenMP baseline and prints the JSON contract is in bench.h.
  */
 #ifndef LBOMP_BENCH_KNEIGHBOR_H
 #define LBOMP_BENCH_KNEIGHBOR_H
@@ -9,17 +9,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "lbomp.h"
+#include "bench.h"
 
 /* Iterations of the kernel per microsecond of a reference core (about 600 on the development
  * machine): a constant, so that the checksum does not depend on the machine. */
 #define WORK_PER_US 500.0
 
 struct kn_opts {
-        long tasks, k, msg_bytes, iters, period, work_us, threads, seed;
+        struct bench_opts c;
+        long tasks, k, msg_bytes, work_us, drift_every;
         const char *load;
-        const char *policy;
-        int json;
 };
 
 struct kn;
@@ -38,24 +37,15 @@ struct kn {
         struct kn_task *task;
 };
 
-struct kn_result {
-        double total_s, step_s_median, checksum;
-        double imbalance_first, imbalance_last, decision_s;
-        double locality_first, locality_last;
-        unsigned long long lb_steps, migrations, messages;
-};
-
+/* Parses argv (common options included) and fills the size's presets. -1 on a bad option. */
 int kn_parse(struct kn_opts *o, int argc, char **argv);
-double kn_load_factor(const char *load, long i, long n, long s);
+/* Cost factor of task i at step s under o->load; -1 for an unknown pattern. */
+double kn_load_factor(const struct kn_opts *o, long i, long s);
 int kn_setup(struct kn *kn, const struct kn_opts *o);
 void kn_free(struct kn *kn);
 void kn_task_step(struct kn_task *t, long step);
 double kn_checksum(const struct kn *kn);
-double kn_median(double *v, long n);
-
-/* bench_json.c */
-void kn_result_from_lbomp(struct kn_result *r, const lbomp_t *lb);
-void kn_print_json(FILE *out, const char *bench, const struct kn_opts *o, const struct kn_result *r,
-                   const lbomp_t *lb);
+/* The workload as the driver sees it (ids 0..tasks-1, links to the k next tasks). */
+struct bench_kernel kn_kernel(struct kn *kn);
 
 #endif

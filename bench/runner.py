@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""bench/runner.py — the matrix behind bench/run (standard library only).
+
+Workloads × variants × repeats, interleaved (every variant of every workload once per repeat, in
+the same order) so that the machine's drift hits them alike. Variants: every policy the library
+lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the library has
+stealing), and the OpenMP baselines. Writes into the output folder:
+  runs.csv     one row per run (every JSON key of the benchmark)
+  summary.csv  medians per workload and variant, ratios to `none` and to the best OpenMP baseline
+  results.md   the Markdown table, the targets of issue 6 and the overhead in ns per task
+  reports/     the library's JSON report (or the baseline's windows) of each variant's last repeat
+  *.png        gnuplot plots: total time per variant, λ per window over the run, migrations and
+               decision time per policy
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+BASELINES = ["omp-static", "omp-dynamic", "omp-guided", "omp-tasks"]
+
+# name: (binary, args for --quick, args for the full configuration)
+WORKLOADS = {
+    "kneighbor-hotspot": ("kneighbor",
+                          "--load hotspot --tasks 512 --iters 40 --period 10 --work-us 20",
+                          "--load hotspot --tasks 512 --iters 60 --period 10 --work-us 50"),
+    "kneighbor-drift": ("kneighbor",
+                        "--load drift --drift-every 20 --tasks 512 --iters 60 --period 10 --work-us 15",
+                        "--load drift --drift-every 20 --tasks 512 --iters 100 --period 10 --work-us 30"),
+    "kneighbor-lbtest": ("kneighbor",
+                         "--load lbtest --tasks 512 --iters 40 --period 10 --work-us 20",
+                         "--load lbtest --tasks 512 --iters 60 --period 10 --work-us 50"),
+    "lbtest-mesh2d": ("lbtest", "--topology mesh2d --size small --period 10",
+                      "--topology mesh2d --size default --iters 60 --period 10"),
+    "stencil3d": ("stencil3d", "--size small --iters 30 --period 10",
+                  "--size default --period 10"),
+    "leanmd": ("leanmd", "--size small --iters 40 --period 5",
+               "--size default --iters 60 --period 5"),
+    "overhead": ("kneighbor",
+                 "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 60 --period 10",
+                 "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 150 --period 10"),
+}
+STEAL_POLICIES = ["none", "greedy", "refine"]
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def discover_policies(build):
+    out = subprocess.run([os.path.join(build, "bench", "kneighbor")],
+                         env={**os.environ, "LBOMP_POLICY": "help"},
+                         capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def has_steal(build):
+    r = subprocess.run([os.path.join(build, "bench", "kneighbor"), "--size", "tiny", "--json"],
+                       env={**os.environ, "LBOMP_STEAL": "all"}, capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def variants(policies, steal):
+    v = [(p, p, {}) for p in policies]
+    if steal:
+        v += [(p + "+steal", p, {"LBOMP_STEAL": "all"}) for p in STEAL_POLICIES if p in policies]
+    v += [(b, None, {}) for b in BASELINES]
+    return v  # (label, policy or None for a baseline, extra environment)
+
+
+def fmt_s(s):
+    s = int(s)
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+def run_matrix(a, policies, vlist, outdir):
+    os.makedirs(os.path.join(outdir, "reports"), exist_ok=True)
+    rows = []
+    names = [w for w in WORKLOADS if not a.only or w in a.only]
+    total = a.repeats * len(names) * len(vlist)
+    done, t0 = 0, time.time()
+    for r in range(1, a.repeats + 1):
+        for w in names:
+            binary, quick, full = WORKLOADS[w]
+            for label, policy, env in vlist:
+                done += 1
+                el = time.time() - t0
+                eta = el / (done - 1) * (total - done + 1) if done > 1 else 0
+                sys.stderr.write(f"\r[{done:4d}/{total}] repeat {r}/{a.repeats}  {w:18s} {label:14s}"
+                                 f" elapsed {fmt_s(el)}  eta {fmt_s(eta)}   ")
+                sys.stderr.flush()
+                cmd = [os.path.join(a.build, "bench", binary)] + (quick if a.quick else full).split()
+                cmd += ["--threads", str(a.threads), "--json"]
+                cmd += ["--policy", policy] if policy else ["--baseline", label]
+                report = os.path.join(outdir, "reports", f"{w}__{label}.json")
+                if r == a.repeats:
+                    cmd += ["--report-json", report]
+                e = {**os.environ, **env}
+                p = subprocess.run(cmd, env=e, capture_output=True, text=True)
+                if p.returncode != 0:
+                    sys.stderr.write("\n")
+                    log(f"bench/run: FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+                    sys.exit(1)
+                d = json.loads(p.stdout.strip().splitlines()[-1])
+                d.update(workload=w, variant=label, repeat=r,
+                         steal=env.get("LBOMP_STEAL", "off"),
+                         command=" ".join(f"{k}={v}" for k, v in env.items()) +
+                         (" " if env else "") + "bench/" + " ".join([binary] + cmd[1:]))
+                rows.append(d)
+    sys.stderr.write("\r" + " " * 100 + "\r")
+    log(f"bench/run: {total} runs in {fmt_s(time.time() - t0)}")
+    return rows
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return statistics.median(xs) if xs else None
+
+
+def summarise(rows, vlist):
+    out, bad = [], []
+    for w in dict.fromkeys(r["workload"] for r in rows):
+        rs = [r for r in rows if r["workload"] == w]
+        sums = {r["checksum"] for r in rs}
+        if len(sums) != 1:
+            bad.append((w, sorted(sums)))
+        t = {label: med([r["total_s"] for r in rs if r["variant"] == label]) for label, _, _ in vlist}
+        best_b = min((t[b], b) for b in BASELINES if t.get(b) is not None)
+        for label, policy, env in vlist:
+            vr = [r for r in rs if r["variant"] == label]
+            if not vr:
+                continue
+            out.append(dict(
+                workload=w, variant=label, kind="baseline" if policy is None else "lbomp",
+                steal=env.get("LBOMP_STEAL", "off"), runs=len(vr), total_s=t[label],
+                ratio_none=t[label] / t["none"] if t.get("none") else None,
+                ratio_best_omp=t[label] / best_b[0], best_omp=best_b[1],
+                imbalance_first=med([r["imbalance_first"] for r in vr]),
+                imbalance_last=med([r["imbalance_last"] for r in vr]),
+                migrations=med([r["migrations"] for r in vr]),
+                decision_s=med([r["decision_s"] for r in vr]),
+                messages=med([r.get("messages", 0) for r in vr]),
+                checksum_ok=len(sums) == 1,
+                threads=vr[0]["threads"], tasks=vr[0]["tasks"], iters=vr[0]["iters"],
+                command=vr[0]["command"]))
+    return out, bad
+
+
+def write_csv(path, rows, keys=None):
+    keys = keys or list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        wr.writeheader()
+        for r in rows:
+            wr.writerow(r)
+
+
+def g(x, f="{:.3f}"):
+    return "–" if x is None else f.format(x)
+
+
+def targets(summary, rows):
+    """Issue 6's targets, each with the numbers it was judged on."""
+    by = {(s["workload"], s["variant"]): s for s in summary}
+    lines = []
+
+    def lb_best(w, steal_only=False):
+        c = [s for s in summary if s["workload"] == w and s["kind"] == "lbomp" and s["variant"] != "none"
+             and (not steal_only or s["steal"] != "off")]
+        return min(c, key=lambda s: s["total_s"]) if c else None
+
+    b = lb_best("kneighbor-hotspot")
+    if b:
+        ok1, ok2 = b["ratio_none"] <= 0.80, b["ratio_best_omp"] <= 1.05
+        lines.append(f"| kneighbor hotspot: best lbomp ≤ 0.80 × none | {b['variant']}: "
+                     f"{b['ratio_none']:.2f} | {'met' if ok1 else 'MISSED'} |")
+        lines.append(f"| kneighbor hotspot: best lbomp ≤ 1.05 × best OpenMP ({b['best_omp']}) | "
+                     f"{b['variant']}: {b['ratio_best_omp']:.2f} | {'met' if ok2 else 'MISSED'} |")
+    b = lb_best("kneighbor-drift", steal_only=True) or lb_best("kneighbor-drift")
+    if b:
+        ok = b["ratio_best_omp"] <= 1.00
+        lines.append(f"| kneighbor drift: lbomp (stealing) ≤ 1.00 × best OpenMP ({b['best_omp']}) | "
+                     f"{b['variant']}: {b['ratio_best_omp']:.2f} | {'met' if ok else 'MISSED'} |")
+    n, s = by.get(("overhead", "none")), by.get(("overhead", "omp-static"))
+    ns = None
+    if n and s:
+        ratio = n["total_s"] / s["total_s"]
+        ns = (n["total_s"] - s["total_s"]) * n["threads"] / (n["tasks"] * n["iters"]) * 1e9
+        lines.append(f"| overhead: none ≤ 1.03 × omp-static (tiny tasks) | {ratio:.3f} "
+                     f"({ns:+.0f} ns per task) | {'met' if ratio <= 1.03 else 'MISSED'} |")
+    return lines, ns
+
+
+def write_md(path, summary, bad, a, policies, steal, cmdline, elapsed):
+    with open(path, "w") as f:
+        f.write(f"# bench/run results\n\n")
+        f.write(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; host: "
+                f"{os.uname().nodename}, {os.cpu_count()} cores; {a.threads} threads; "
+                f"load average at the end {os.getloadavg()[0]:.2f}\n")
+        f.write(f"- command: `{cmdline}` ({a.repeats} interleaved repeats, {'quick' if a.quick else 'full'}"
+                f" configuration, {fmt_s(elapsed)})\n")
+        f.write(f"- policies found (LBOMP_POLICY=help): {', '.join(policies)}; stealing "
+                f"{'available: +steal = LBOMP_STEAL=all' if steal else 'not available'}\n")
+        f.write("- times are medians; `÷none` and `÷best omp` are ratios of medians (lower is better)\n")
+        if bad:
+            f.write(f"\n**CHECKSUMS DIFFER** in: {', '.join(w for w, _ in bad)}\n")
+        else:
+            f.write("- checksums: equal across every variant of every workload\n")
+        lines, ns = targets(summary, None)
+        f.write("\n## Targets (issue 6)\n\n| target | measured | verdict |\n|---|---|---|\n")
+        f.write("\n".join(lines) + "\n")
+        if ns is not None:
+            f.write(f"\nlbomp's cost per task (policy none vs omp-static, ≈1 µs tasks): {ns:.0f} ns\n")
+        for w in dict.fromkeys(s["workload"] for s in summary):
+            ss = [s for s in summary if s["workload"] == w]
+            f.write(f"\n## {w}\n\n`{ss[0]['command'].split(' --policy')[0].split(' --baseline')[0]}`\n\n")
+            f.write("| variant | total s | ÷none | ÷best omp | λ first | λ last | migrations | decision s |\n")
+            f.write("|---|---|---|---|---|---|---|---|\n")
+            best = min(ss, key=lambda s: s["total_s"])
+            for s in ss:
+                name = f"**{s['variant']}**" if s is best else s["variant"]
+                f.write(f"| {name} | {g(s['total_s'])} | {g(s['ratio_none'], '{:.2f}')} | "
+                        f"{g(s['ratio_best_omp'], '{:.2f}')} | {g(s['imbalance_first'])} | "
+                        f"{g(s['imbalance_last'])} | "
+                        f"{'–' if s['kind'] == 'baseline' else int(s['migrations'])} | "
+                        f"{'–' if s['kind'] == 'baseline' else g(s['decision_s'], '{:.2e}')} |\n")
+
+
+def gp(script, outdir):
+    if not shutil.which("gnuplot"):
+        log("bench/run: gnuplot not found: plots skipped (scripts/packages.txt lists gnuplot-nox)")
+        return
+    p = subprocess.run(["gnuplot"], input=script, text=True, cwd=outdir, capture_output=True)
+    if p.returncode != 0:
+        log("bench/run: gnuplot failed:\n" + p.stderr)
+
+
+def q(s):
+    return '"' + s.replace('"', "'") + '"'
+
+
+def plots(summary, outdir, policies):
+    names = list(dict.fromkeys(s["workload"] for s in summary))
+    os.makedirs(os.path.join(outdir, "data"), exist_ok=True)
+    head = 'set terminal pngcairo size 1000,520 font ",10"\nset grid ytics\nset key outside right\n'
+    # 1. total time per variant, one panel per workload, as ratios to none (absolute times differ)
+    for w in names:
+        ss = [s for s in summary if s["workload"] == w]
+        dat = f"data/time_{w}.dat"
+        with open(os.path.join(outdir, dat), "w") as f:
+            for i, s in enumerate(ss):
+                f.write(f"{i} {q(s['variant'])} {s['total_s']:.6f} {1 if s['kind'] == 'lbomp' else 2}\n")
+        gp(head + f"""set output "time_{w}.png"
+set title "{w}: total time per variant (median of repeats; lower is better)"
+set ylabel "seconds"
+set style fill solid 0.8 border -1
+set boxwidth 0.7
+set xtics rotate by -40
+set yrange [0:*]
+unset key
+plot "{dat}" using 1:3:($4==1?0x3366cc:0xdd8833):xtic(2) with boxes lc rgb variable, \\
+     "" using 1:3:(sprintf("%.2f",$3)) with labels offset 0,0.7 font ",8"
+""", outdir)
+    # 2. λ per window over the run, from each variant's report JSON (last repeat)
+    for w in names:
+        lines = []
+        for s in summary:
+            if s["workload"] != w:
+                continue
+            rp = os.path.join(outdir, "reports", f"{w}__{s['variant']}.json")
+            if not os.path.exists(rp):
+                continue
+            rep = json.load(open(rp))
+            dat = f"data/lambda_{w}__{s['variant']}.dat"
+            with open(os.path.join(outdir, dat), "w") as f:
+                for win in rep.get("windows", []):
+                    if win.get("imbalance") is not None:
+                        f.write(f"{win['first_step'] + win['steps']} {win['imbalance']}\n")
+            dash = "dt 2" if s["kind"] == "baseline" else "dt 1"
+            lines.append(f'"{dat}" using 1:2 with linespoints {dash} title {q(s["variant"])}')
+        if lines:
+            gp(head + f"""set output "lambda_{w}.png"
+set title "{w}: imbalance λ = max/mean thread load per window (LB after each window)"
+set xlabel "step (end of window)"
+set ylabel "λ"
+set yrange [1:*]
+plot {", ".join(lines)}
+""", outdir)
+    # 3. migrations and decision time per policy (lbomp variants), clustered by workload
+    lb = [v for v in dict.fromkeys(s["variant"] for s in summary if s["kind"] == "lbomp")]
+    with open(os.path.join(outdir, "data/policies.dat"), "w") as f:
+        f.write("workload " + " ".join(q(v) for v in lb) + "\n")
+        for w in names:
+            m = {s["variant"]: s for s in summary if s["workload"] == w}
+            f.write(q(w) + " " + " ".join(f"{m[v]['migrations']:.0f}" if v in m else "0" for v in lb) + "\n")
+    with open(os.path.join(outdir, "data/decision.dat"), "w") as f:
+        f.write("workload " + " ".join(q(v) for v in lb) + "\n")
+        for w in names:
+            m = {s["variant"]: s for s in summary if s["workload"] == w}
+            f.write(q(w) + " " + " ".join(f"{m[v]['decision_s'] * 1e3 / max(1, m[v].get('lb_steps', 1)):.6f}"
+                                          if v in m else "0" for v in lb) + "\n")
+    hist = head + """set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -30
+"""
+    cols = " ".join(f'"{{f}}" using {i + 2}:xtic(1) title columnheader' for i in range(len(lb)))
+    cols = ", ".join(f'"{{f}}" using {i + 2}:xtic(1) title columnheader' for i in range(len(lb)))
+    gp(hist + f"""set output "migrations.png"
+set title "tasks migrated per run (median), per policy"
+set ylabel "migrations"
+set logscale y
+set yrange [0.5:*]
+plot {cols.format(f='data/policies.dat')}
+""", outdir)
+    gp(hist + f"""set output "decision.png"
+set title "total decision time per run (median, all LB steps), per policy"
+set ylabel "milliseconds"
+set logscale y
+plot {cols.format(f='data/decision.dat')}
+""", outdir)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--quick", action="store_true", help="smaller workloads, 3 repeats (< 10 min)")
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out")
+    ap.add_argument("--only", type=lambda s: s.split(","), help="comma-separated workload names: "
+                    + ", ".join(WORKLOADS))
+    a = ap.parse_args()
+    if a.only:
+        for w in a.only:
+            if w not in WORKLOADS:
+                ap.error(f"unknown workload '{w}'; valid: {', '.join(WORKLOADS)}")
+    a.repeats = a.repeats or (3 if a.quick else 5)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    outdir = a.out or os.path.join(root, "bench", "results", "quick" if a.quick else "")
+    os.makedirs(outdir, exist_ok=True)
+    policies = discover_policies(a.build)
+    steal = has_steal(a.build)
+    vlist = variants(policies, steal)
+    cmdline = "bench/run " + " ".join(sys.argv[3:])
+    log(f"bench/run: policies {', '.join(policies)}; stealing {'yes' if steal else 'no'}; "
+        f"{len(vlist)} variants × {len(a.only or WORKLOADS)} workloads × {a.repeats} repeats → {outdir}")
+    t0 = time.time()
+    rows = run_matrix(a, policies, vlist, outdir)
+    summary, bad = summarise(rows, vlist)
+    for s in summary:  # LB steps per run, for the per-step decision time plot
+        vr = [r for r in rows if r["workload"] == s["workload"] and r["variant"] == s["variant"]]
+        s["lb_steps"] = med([r["lb_steps"] for r in vr])
+    write_csv(os.path.join(outdir, "runs.csv"), rows)
+    write_csv(os.path.join(outdir, "summary.csv"), summary)
+    write_md(os.path.join(outdir, "results.md"), summary, bad, a, policies, steal, cmdline.strip(),
+             time.time() - t0)
+    plots(summary, outdir, policies)
+    print(open(os.path.join(outdir, "results.md")).read())
+    if bad:
+        log("bench/run: checksums differ: " + "; ".join(f"{w}: {s}" for w, s in bad))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+/*
+ * bench_json.c — the one-line JSON result every benchmark prints last with --json. Its keys are a
+ * contract read by bench/run, the tests and the issues: bench, policy, threads, tasks, k, iters,
+ * period, load, total_s, step_s_median, lb_steps, imbalance_first, imbalance_last, migrations,
+ * decision_s, messages, topology, nodes, cores, locality_cost_first, locality_cost_last, checksum.
+ */
+#include <math.h>
+
+#include "kneighbor.h"
+
+void kn_result_from_lbomp(struct kn_result *r, const lbomp_t *lb)
+{
+        r->lb_steps = lbomp_lb_count(lb);
+        r->imbalance_first = r->imbalance_last = NAN;
+        r->locality_first = r->locality_last = NAN;
+        size_t nw = lbomp_window_count(lb);
+        lbomp_window_stats_t w;
+        if (nw && lbomp_window_get(lb, 0, &w) == 0)
+                r->imbalance_first = w.imbalance;
+        if (nw && lbomp_window_get(lb, nw - 1, &w) == 0)
+                r->imbalance_last = w.imbalance;
+        r->migrations = r->messages = 0;
+        r->decision_s = 0;
+        for (size_t i = 0; i < r->lb_steps; i++) {
+                lbomp_lb_stats_t s;
+                lbomp_lb_get(lb, i, &s);
+                r->migrations += s.migrations;
+                r->messages += s.messages;
+                r->decision_s += s.decision_s;
+                if (i == 0)
+                        r->locality_first = s.locality_before;
+                r->locality_last = s.locality_after;
+        }
+}
+
+static void num(FILE *out, const char *key, double v)
+{
+        if (isfinite(v))
+                fprintf(out, ",\"%s\":%.6g", key, v);
+        else
+                fprintf(out, ",\"%s\":null", key);
+}
+
+void kn_print_json(FILE *out, const char *bench, const struct kn_opts *o, const struct kn_result *r,
+                   const lbomp_t *lb)
+{
+        int nodes = 0, cores = 0;
+        const char *topo = lbomp_topology(lb, &nodes, &cores);
+        fprintf(out,
+                "{\"bench\":\"%s\",\"policy\":\"%s\",\"threads\":%d,\"tasks\":%ld,\"k\":%ld,"
+                "\"iters\":%ld,\"period\":%d,\"load\":\"%s\"",
+                bench, lbomp_get_policy(lb), lbomp_get_workers(lb), o->tasks, o->k, o->iters,
+                lbomp_get_period(lb), o->load);
+        num(out, "total_s", r->total_s);
+        num(out, "step_s_median", r->step_s_median);
+        fprintf(out, ",\"lb_steps\":%llu", r->lb_steps);
+        num(out, "imbalance_first", r->imbalance_first);
+        num(out, "imbalance_last", r->imbalance_last);
+        fprintf(out, ",\"migrations\":%llu", r->migrations);
+        num(out, "decision_s", r->decision_s);
+        fprintf(out, ",\"messages\":%llu,\"topology\":\"%s\",\"nodes\":%d,\"cores\":%d",
+                r->messages, topo, nodes, cores);
+        num(out, "locality_cost_first", r->locality_first);
+        num(out, "locality_cost_last", r->locality_last);
+        fprintf(out, ",\"checksum\":%.17g}\n", r->checksum);
+}

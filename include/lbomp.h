@@ -1,0 +1,243 @@
+/*
+ * lbomp.h — the only public header of lbomp, a load balancer for iterative OpenMP programs on
+ * shared-memory NUMA machines.
+ *
+ * A program registers persistent tasks (user pointers), runs them once per step through
+ * lbomp_step() or inside its own `#pragma omp parallel` region with LBOMP_FOR_EACH_TASK, and
+ * lbomp measures every task and, every LBOMP_PERIOD steps, moves tasks between the OpenMP threads
+ * according to the chosen policy.
+ *
+ * Error convention (as in libuv): every function that can fail returns 0 on success or a negative
+ * errno value (-EINVAL, -ENOMEM, -ENOENT for an unknown policy, -ENOTSUP for a backend that is not
+ * built or not present, -EBUSY for a call that is not allowed while a step runs).
+ * lbomp_strerror() turns it into a static string; lbomp_last_error() gives the full message of the
+ * last failure on the calling thread (it names the variable, the bad value and what is valid).
+ *
+ * Thread-safety: a runtime handle is used by one thread outside parallel regions (create, add,
+ * link, set, report, destroy). Inside a step, every thread of the OpenMP team calls the iterator
+ * functions for its own worker only; no other call is allowed while a step runs.
+ *
+ * Environment variables set defaults when lbomp_create() runs; the API setters override them
+ * (the OpenMP convention). See README.md for the table of LBOMP_* variables.
+ */
+#ifndef LBOMP_H
+#define LBOMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LBOMP_VERSION_MAJOR 0
+#define LBOMP_VERSION_MINOR 1
+#define LBOMP_VERSION_PATCH 0
+
+/** Opaque runtime handle. */
+typedef struct lbomp lbomp_t;
+
+/** Task identifier: dense, 0 .. number of tasks added - 1. */
+typedef uint32_t lbomp_id_t;
+
+/** "No preference" for a task's home NUMA node. */
+#define LBOMP_NODE_ANY (-1)
+
+/* ---------------------------------------------------------------------------------------------
+ * Life cycle
+ */
+
+/**
+ * Creates a runtime: reads the LBOMP_* environment, loads the topology (the host through hwloc, or
+ * the file named by LBOMP_TOPOLOGY), and sizes the team from omp_get_max_threads().
+ * On a bad environment value nothing is created: *out is set to NULL, one message naming the
+ * variable, the value and what is valid is written to stderr and kept for lbomp_last_error().
+ * Returns 0, -EINVAL (bad value), -ENOENT (unknown policy, missing topology file), -ENOMEM.
+ * Thread-safety: may be called from any thread outside a parallel region.
+ */
+int lbomp_create(lbomp_t **out);
+
+/** Frees everything. Accepts NULL. Must not be called while a step runs. */
+void lbomp_destroy(lbomp_t *lb);
+
+/** Static string for a return code of this library ("invalid argument", ...). Thread-safe. */
+const char *lbomp_strerror(int err);
+
+/** Full text of the last error on the calling thread ("" when none). Thread-safe (thread-local). */
+const char *lbomp_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Configuration. Each setter is "the same as setting the variable", checked the same way, and
+ * overrides it. Not allowed while a step runs (-EBUSY).
+ */
+
+/** Same as LBOMP_POLICY. "help" is not a policy here: see lbomp_policy_help(). -ENOENT if unknown.
+ */
+int lbomp_set_policy(lbomp_t *lb, const char *name);
+/** Same as LBOMP_PERIOD: rebalance every `steps` steps (>= 1). -EINVAL otherwise. */
+int lbomp_set_period(lbomp_t *lb, int steps);
+/** Same as LBOMP_SEED: seed of every random choice (policies are deterministic for a seed). */
+int lbomp_set_seed(lbomp_t *lb, uint64_t seed);
+/** Same as LBOMP_VERBOSE: 0 quiet, 1 one line per LB step on stderr, 2 more. */
+int lbomp_set_verbose(lbomp_t *lb, int level);
+/** Same as LBOMP_TOLERANCE: allowed overload above the average, in (0, 1] (default 0.05). */
+int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
+/**
+ * Same as LBOMP_TOPOLOGY: a hwloc XML file the library sees as the machine (NULL: the host).
+ * Only before the first step and before tasks are added (-EBUSY otherwise); -ENOENT if the file
+ * does not exist, -EINVAL if hwloc cannot parse it.
+ */
+int lbomp_set_topology(lbomp_t *lb, const char *xml_path);
+/**
+ * Number of workers (OpenMP threads of a step). Default omp_get_max_threads(). Before the first
+ * step only (-EBUSY otherwise); -EINVAL if < 1 or > 4096.
+ */
+int lbomp_set_workers(lbomp_t *lb, int nworkers);
+
+/** Current values. Thread-safe while no setter runs. */
+const char *lbomp_get_policy(const lbomp_t *lb);
+int lbomp_get_period(const lbomp_t *lb);
+int lbomp_get_workers(const lbomp_t *lb);
+
+/**
+ * The topology the library sees: its name ("host" or the XML file name), and in *nodes and *cores
+ * (either may be NULL) its NUMA node and core counts. NULL if lb is NULL.
+ */
+const char *lbomp_topology(const lbomp_t *lb, int *nodes, int *cores);
+
+/** Writes every policy with its one-line description to `out`. Thread-safe. */
+void lbomp_policy_help(FILE *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tasks and links. Not allowed while a step runs (-EBUSY).
+ */
+
+/**
+ * Adds a persistent task. `data` is the user pointer handed back when the task runs, `bytes` the
+ * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
+ * or LBOMP_NODE_ANY. New tasks go to the least loaded worker (round-robin before any measurement;
+ * consecutive tasks end up in consecutive blocks, as schedule(static) would place them).
+ * Returns 0 and the new id in *id (may be NULL), -EINVAL (home_node out of range), -ENOMEM.
+ */
+int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
+
+/**
+ * Removes a task: it no longer runs. Its id is not reused. -ENOENT if it does not exist.
+ */
+int lbomp_task_remove(lbomp_t *lb, lbomp_id_t id);
+
+/** Number of task ids handed out so far (removed ones included). */
+uint32_t lbomp_task_count(const lbomp_t *lb);
+
+/**
+ * Declares that tasks a and b exchange `bytes` per step (undirected; repeated calls add up).
+ * -ENOENT if either task does not exist, -EINVAL if a == b, -ENOMEM.
+ */
+int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes);
+
+/** Worker that currently holds task `id`, or a negative errno. */
+int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
+
+/* ---------------------------------------------------------------------------------------------
+ * Running steps
+ */
+
+/** Task function of the callback form: `data` is the task's user pointer. */
+typedef void (*lbomp_task_fn)(void *data, lbomp_id_t id, void *arg);
+
+/**
+ * Runs one step: opens an OpenMP parallel region of lbomp_get_workers() threads, runs every task
+ * exactly once, and ends at the step barrier (loads recorded; every LBOMP_PERIOD steps the policy
+ * runs and tasks move). Must be called outside any parallel region.
+ * Returns 0, or -EINVAL (NULL fn), -EBUSY (called inside a step).
+ */
+int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg);
+
+/**
+ * In-region form. Inside the user's `#pragma omp parallel` region, every thread of the team runs
+ *
+ *     LBOMP_FOR_EACH_TASK(lb, struct cell *, c) { update(c); }
+ *
+ * which takes this thread's tasks one by one, times each one, and ends with the step barrier, so
+ * every thread of the team must reach the end of the loop. A `break` ends the thread's part of the
+ * step: its remaining tasks do not run in this step and are counted as skipped in the report.
+ * The region may also contain the loop over steps. The iterator below is what the macro expands
+ * to; its fields are internal except `id`, the id of the task just returned.
+ */
+typedef struct lbomp_iter {
+        lbomp_t *lb;
+        void *w;        /* internal: this thread's worker */
+        uint64_t t0;    /* internal: start of the running task */
+        uint64_t busy;  /* internal: time in tasks so far this step */
+        uint64_t *slot; /* internal: where the running task's time goes */
+        int64_t pos;    /* internal */
+        lbomp_id_t id;  /* id of the task just returned by lbomp_iter_next() */
+        int active;     /* internal: 1 until lbomp_iter_end() */
+        int mode;       /* internal */
+} lbomp_iter_t;
+
+/** Enters the step on the calling thread's worker. Called by every thread of the team. */
+lbomp_iter_t lbomp_iter_begin(lbomp_t *lb);
+/** Next task's user pointer of this thread (its id in it->id), or NULL when none is left. */
+void *lbomp_iter_next(lbomp_iter_t *it);
+/** Ends the step for this thread: records its loads and waits at the step barrier. */
+void lbomp_iter_end(lbomp_iter_t *it);
+
+#define LBOMP_FOR_EACH_TASK(lb, type, var)                                                         \
+        for (lbomp_iter_t lbomp_it_ = lbomp_iter_begin(lb); lbomp_it_.active;                      \
+             lbomp_iter_end(&lbomp_it_))                                                           \
+                for (type var; (var = (type)lbomp_iter_next(&lbomp_it_)) != NULL;)
+
+/* ---------------------------------------------------------------------------------------------
+ * Statistics and report
+ */
+
+/** What one load-balancing step did. Times in seconds, loads in seconds per step. */
+typedef struct lbomp_lb_stats {
+        uint64_t step;           /* the step after which the balancer ran (0-based) */
+        const char *policy;      /* static string */
+        double imbalance_before; /* λ = max load / average load of the window just measured */
+        double imbalance_after;  /* λ the plan predicts with the same measured costs */
+        double max_load, avg_load;
+        uint32_t migrations;     /* tasks whose worker changed */
+        uint64_t migrated_bytes; /* their data bytes */
+        double decision_s;       /* snapshot to complete plan */
+        double apply_s;          /* plan check and deque rebuild */
+        uint64_t messages;       /* decentralized policies: messages sent, 0 otherwise */
+        uint32_t rounds;         /* decentralized policies: rounds, 0 otherwise */
+        double locality_before;  /* Σ links bytes × node distance, before the moves */
+        double locality_after;   /* the same after the moves */
+        int error;               /* 0, or the policy's error code (then nothing moved) */
+} lbomp_lb_stats_t;
+
+/** What one window (the steps between two balancer runs) measured. */
+typedef struct lbomp_window_stats {
+        uint64_t first_step, steps;
+        double imbalance; /* λ of the measured loads of the window */
+        double max_load, avg_load;
+        double wall_s;   /* wall time of the window's steps */
+        uint64_t stolen; /* tasks run by another worker than their owner */
+} lbomp_window_stats_t;
+
+/** Number of LB steps recorded so far. */
+size_t lbomp_lb_count(const lbomp_t *lb);
+/** Copies LB step i into *out. -ENOENT if i is out of range. */
+int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out);
+/** Number of complete windows recorded so far. */
+size_t lbomp_window_count(const lbomp_t *lb);
+/** Copies window i into *out. -ENOENT if i is out of range. */
+int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out);
+/** Steps run so far. */
+uint64_t lbomp_steps(const lbomp_t *lb);
+
+/** Prints the human-readable report: configuration, binding, one line per LB step, totals. */
+int lbomp_report(const lbomp_t *lb, FILE *out);
+/** Prints the same as one JSON object (one line). */
+int lbomp_report_json(const lbomp_t *lb, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LBOMP_H */

@@ -1,0 +1,1037 @@
+/*
+ * lbomp.c — the public entry points: life cycle, configuration setters, tasks and links, the
+ * step (callback and in-region forms) with its barrier, and the LB step that runs a policy on a
+ * snapshot and applies its plan.
+ *
+ * The per-task path (lbomp_iter_next without stealing) is one counter read, two stores and two
+ * loads; everything else (aggregation, snapshot, policy, plan, records) happens at the barrier.
+ */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mailbox.h"
+
+#define PENDING (UINT32_MAX - 1) /* added, not yet on a worker */
+#define REMOVED UINT32_MAX
+
+enum { MODE_PLAIN = 0, MODE_STEAL = 1 };
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ */
+
+static _Thread_local char last_error[512];
+
+void lbomp__set_error(bool print, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(last_error, sizeof last_error, fmt, ap);
+        va_end(ap);
+        if (print)
+                fprintf(stderr, "%s\n", last_error);
+}
+
+const char *lbomp_last_error(void)
+{
+        return last_error;
+}
+
+const char *lbomp_strerror(int err)
+{
+        switch (err) {
+        case 0:
+                return "success";
+        case -EINVAL:
+                return "invalid argument";
+        case -ENOMEM:
+                return "out of memory";
+        case -ENOENT:
+                return "no such policy, file or task";
+        case -ENOTSUP:
+                return "not supported: backend not built or not present";
+        case -EBUSY:
+                return "not allowed while a step runs";
+        case -ECANCELED:
+                return "canceled: LBOMP_POLICY=help listed the policies";
+        case -EFAULT:
+                return "internal inconsistency (a bug in lbomp)";
+        case -EAGAIN:
+                return "policy could not complete";
+        default:
+                return "unknown error";
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Workers
+ */
+
+static int grow(void **p, size_t n, size_t size)
+{
+        void *q = realloc(*p, (n ? n : 1) * size);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        return 0;
+}
+
+#define GROW(ptr, n) grow((void **)&(ptr), (n), sizeof *(ptr))
+
+static void worker_free(struct lbomp__worker *w)
+{
+        free(w->tasks);
+        free(w->data);
+        free(w->ticks);
+        free(w->victims);
+}
+
+/* Victims nearest first: own node, then by distance; within a distance, starting after self so
+ * that thieves spread over victims. LBOMP_STEAL=node keeps only the own node. */
+static void plan_victims(struct lbomp *lb)
+{
+        int P = lb->nworkers, n = lb->topo.nnodes;
+        for (int i = 0; i < P; i++) {
+                struct lbomp__worker *w = &lb->w[i];
+                w->nvictims = 0;
+                for (int k = 1; k < P; k++) {
+                        int v = (i + k) % P;
+                        if (lb->cfg.steal == LBOMP__STEAL_NODE && lb->w[v].node != w->node)
+                                continue;
+                        w->victims[w->nvictims++] = (uint32_t)v;
+                }
+                /* insertion sort by distance, stable: keeps the rotation within a distance */
+                for (uint32_t a = 1; a < w->nvictims; a++) {
+                        uint32_t x = w->victims[a];
+                        double dx = lb->topo.dist[w->node * n + lb->w[x].node];
+                        uint32_t b = a;
+                        while (b > 0 &&
+                               lb->topo.dist[w->node * n + lb->w[w->victims[b - 1]].node] > dx) {
+                                w->victims[b] = w->victims[b - 1];
+                                b--;
+                        }
+                        w->victims[b] = x;
+                }
+        }
+}
+
+static void place_workers(struct lbomp *lb)
+{
+        for (int i = 0; i < lb->nworkers; i++) {
+                struct lbomp__worker *w = &lb->w[i];
+                w->core = lbomp__topo_spread_core(&lb->topo, i, lb->nworkers);
+                w->node = lb->topo.core_node[w->core];
+                w->bound_once = false;
+        }
+        lb->oversubscribed =
+                lb->nworkers > (lb->topo.is_host ? lb->topo.npus_allowed : lb->topo.ncores);
+        if (!lb->topo.is_host) {
+                /* A profile's cores are not ours: the threads share the host's PUs. */
+                int host = omp_get_num_procs();
+                if (lb->nworkers > host)
+                        lb->oversubscribed = true;
+        }
+        plan_victims(lb);
+}
+
+static int set_workers(struct lbomp *lb, int n)
+{
+        for (int i = n; i < lb->nworkers; i++)
+                worker_free(&lb->w[i]);
+        struct lbomp__worker *w = NULL;
+        if (posix_memalign((void **)&w, LBOMP__CACHELINE, (size_t)n * sizeof *w) != 0)
+                return -ENOMEM;
+        int keep = n < lb->nworkers ? n : lb->nworkers;
+        if (keep > 0)
+                memcpy(w, lb->w, (size_t)keep * sizeof *w);
+        memset(w + keep, 0, (size_t)(n - keep) * sizeof *w);
+        free(lb->w);
+        lb->w = w;
+        int old = lb->nworkers;
+        lb->nworkers = n;
+        for (int i = 0; i < n; i++) {
+                void *v = realloc(lb->w[i].victims, (size_t)n * sizeof *lb->w[i].victims);
+                if (!v)
+                        return -ENOMEM;
+                lb->w[i].victims = v;
+        }
+        /* Tasks of workers that are gone wait for a new home. */
+        for (uint32_t t = 0; t < lb->ntask && n < old; t++)
+                if (lb->task[t].worker != REMOVED && lb->task[t].worker >= (uint32_t)n)
+                        lb->task[t].worker = PENDING;
+        place_workers(lb);
+        lb->deques_dirty = true;
+        return 0;
+}
+
+/* Restarts the measurement window: after the balancer ran, or when the task set changed. */
+static void window_restart(struct lbomp *lb)
+{
+        lb->win_first = lb->steps;
+        lb->win_wall0 = lbomp__mono_s();
+        memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
+        for (int i = 0; i < lb->nworkers; i++) {
+                struct lbomp__worker *w = &lb->w[i];
+                w->win_bg_s = w->win_busy_s = 0;
+                w->win_stolen = 0;
+                w->win_steps = 0;
+        }
+}
+
+/* Gives pending tasks a worker (contiguous blocks, as schedule(static) would) and rebuilds every
+ * worker's arrays in ascending id order. One thread, no step running. */
+static int rebuild_deques(struct lbomp *lb)
+{
+        uint32_t P = (uint32_t)lb->nworkers, npending = 0, k = 0;
+        for (uint32_t t = 0; t < lb->ntask; t++)
+                npending += lb->task[t].worker == PENDING;
+        for (uint32_t t = 0; t < lb->ntask && npending; t++)
+                if (lb->task[t].worker == PENDING)
+                        lb->task[t].worker = (uint32_t)((uint64_t)k++ * P / npending);
+        for (uint32_t i = 0; i < P; i++)
+                lb->w[i].n = 0;
+        for (uint32_t t = 0; t < lb->ntask; t++)
+                if (lb->task[t].worker < P)
+                        lb->w[lb->task[t].worker].n++;
+        for (uint32_t i = 0; i < P; i++) {
+                struct lbomp__worker *w = &lb->w[i];
+                if (w->n > w->cap || !w->tasks) {
+                        uint32_t cap = w->n > 2 * w->cap ? w->n : 2 * w->cap;
+                        if (cap < 16)
+                                cap = 16;
+                        if (GROW(w->tasks, cap) || GROW(w->data, cap) || GROW(w->ticks, cap))
+                                return -ENOMEM;
+                        w->cap = cap;
+                }
+                w->n = 0;
+        }
+        for (uint32_t t = 0; t < lb->ntask; t++) {
+                uint32_t wi = lb->task[t].worker;
+                if (wi >= P)
+                        continue;
+                struct lbomp__worker *w = &lb->w[wi];
+                w->tasks[w->n] = t;
+                w->data[w->n] = lb->task[t].data;
+                w->ticks[w->n] = 0;
+                w->n++;
+        }
+        lb->deques_dirty = false;
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Life cycle and configuration
+ */
+
+int lbomp_create(lbomp_t **out)
+{
+        if (!out)
+                return -EINVAL;
+        *out = NULL;
+        last_error[0] = 0;
+        struct lbomp *lb = calloc(1, sizeof *lb);
+        if (!lb)
+                return -ENOMEM;
+        int rc = lbomp__config_from_env(&lb->cfg);
+        if (rc < 0) {
+                free(lb);
+                return rc;
+        }
+        rc = lbomp__topo_load(&lb->topo, lb->cfg.topology);
+        if (rc < 0)
+                goto fail;
+        lbomp__clock_init(&lb->clock);
+        lb->omp_binds = omp_get_proc_bind() != omp_proc_bind_false;
+        lb->sb = lbomp__snapbuf_create();
+        lb->dec = lbomp__dec_create(1);
+        int n = omp_get_max_threads();
+        if (n > LBOMP__MAX_WORKERS)
+                n = LBOMP__MAX_WORKERS;
+        if (!lb->sb || !lb->dec || (rc = set_workers(lb, n)) < 0) {
+                rc = rc < 0 ? rc : -ENOMEM;
+                goto fail;
+        }
+        window_restart(lb);
+        *out = lb;
+        return 0;
+fail:
+        lbomp_destroy(lb);
+        return rc;
+}
+
+void lbomp_destroy(lbomp_t *lb)
+{
+        if (!lb)
+                return;
+        for (int i = 0; i < lb->nworkers; i++)
+                worker_free(&lb->w[i]);
+        free(lb->w);
+        free(lb->task);
+        free(lb->win_ticks);
+        free(lb->link);
+        free(lb->lb);
+        free(lb->win);
+        lbomp__dec_destroy(lb->dec);
+        lbomp__snapbuf_destroy(lb->sb);
+        lbomp__topo_free(&lb->topo);
+        lbomp__config_free(&lb->cfg);
+        free(lb);
+}
+
+int lbomp_set_policy(lbomp_t *lb, const char *name)
+{
+        if (!lb || !name)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        if (strcmp(name, "help") == 0)
+                return -EINVAL;
+        return lbomp__config_set(&lb->cfg, "LBOMP_POLICY", name);
+}
+
+int lbomp_set_period(lbomp_t *lb, int steps)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        if (steps < 1) {
+                lbomp__set_error(
+                        false, "lbomp: lbomp_set_period(%d): the period is a number of steps >= 1",
+                        steps);
+                return -EINVAL;
+        }
+        lb->cfg.period = steps;
+        return 0;
+}
+
+int lbomp_set_seed(lbomp_t *lb, uint64_t seed)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.seed = seed;
+        return 0;
+}
+
+int lbomp_set_verbose(lbomp_t *lb, int level)
+{
+        if (!lb || level < 0 || level > 2)
+                return -EINVAL;
+        lb->cfg.verbose = level;
+        return 0;
+}
+
+int lbomp_set_tolerance(lbomp_t *lb, double tolerance)
+{
+        if (!lb || !(tolerance > 0 && tolerance <= 1.0))
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.params.tolerance = tolerance;
+        return 0;
+}
+
+int lbomp_set_topology(lbomp_t *lb, const char *xml_path)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step || lb->started || lb->ntask)
+                return -EBUSY;
+        struct lbomp__topo t;
+        int rc = lbomp__topo_load(&t, xml_path);
+        if (rc < 0)
+                return rc;
+        lbomp__topo_free(&lb->topo);
+        lb->topo = t;
+        free(lb->cfg.topology);
+        lb->cfg.topology = xml_path ? strdup(xml_path) : NULL;
+        place_workers(lb);
+        return 0;
+}
+
+int lbomp_set_workers(lbomp_t *lb, int nworkers)
+{
+        if (!lb || nworkers < 1 || nworkers > LBOMP__MAX_WORKERS)
+                return -EINVAL;
+        if (lb->in_step || lb->started)
+                return -EBUSY;
+        int rc = set_workers(lb, nworkers);
+        if (rc == 0)
+                window_restart(lb);
+        return rc;
+}
+
+const char *lbomp_get_policy(const lbomp_t *lb)
+{
+        return lb ? lb->cfg.policy->name : NULL;
+}
+
+int lbomp_get_period(const lbomp_t *lb)
+{
+        return lb ? lb->cfg.period : -EINVAL;
+}
+
+int lbomp_get_workers(const lbomp_t *lb)
+{
+        return lb ? lb->nworkers : -EINVAL;
+}
+
+const char *lbomp_topology(const lbomp_t *lb, int *nodes, int *cores)
+{
+        if (!lb)
+                return NULL;
+        if (nodes)
+                *nodes = lb->topo.nnodes;
+        if (cores)
+                *cores = lb->topo.ncores;
+        return lb->topo.name;
+}
+
+void lbomp_policy_help(FILE *out)
+{
+        for (size_t i = 0; i < lbomp__policy_count(); i++) {
+                const struct lbomp__policy *p = lbomp__policy_at(i);
+                fprintf(out, "%-14s %s\n", p->name, p->help);
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Tasks and links
+ */
+
+int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        if (home_node != LBOMP_NODE_ANY && (home_node < 0 || home_node >= lb->topo.nnodes)) {
+                lbomp__set_error(
+                        false,
+                        "lbomp: lbomp_task_add: home node %d does not exist (the topology has %d)",
+                        home_node, lb->topo.nnodes);
+                return -EINVAL;
+        }
+        if (lb->ntask == UINT32_MAX - 2)
+                return -ENOMEM;
+        if (lb->ntask == lb->task_cap) {
+                uint32_t cap = lb->task_cap ? 2 * lb->task_cap : 64;
+                if (GROW(lb->task, cap) || GROW(lb->win_ticks, cap))
+                        return -ENOMEM;
+                lb->task_cap = cap;
+        }
+        uint32_t t = lb->ntask++;
+        lb->task[t] = (struct lbomp__task){
+                .data = data, .bytes = bytes, .home = home_node, .worker = PENDING};
+        lb->win_ticks[t] = 0;
+        lb->nalive++;
+        lb->deques_dirty = true;
+        if (id)
+                *id = t;
+        return 0;
+}
+
+int lbomp_task_remove(lbomp_t *lb, lbomp_id_t id)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        if (id >= lb->ntask || lb->task[id].worker == REMOVED)
+                return -ENOENT;
+        lb->task[id].worker = REMOVED;
+        lb->nalive--;
+        lb->deques_dirty = true;
+        return 0;
+}
+
+uint32_t lbomp_task_count(const lbomp_t *lb)
+{
+        return lb ? lb->ntask : 0;
+}
+
+int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id)
+{
+        if (!lb)
+                return -EINVAL;
+        if (id >= lb->ntask || lb->task[id].worker == REMOVED)
+                return -ENOENT;
+        return lb->task[id].worker == PENDING ? -EAGAIN : (int)lb->task[id].worker;
+}
+
+int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        if (a >= lb->ntask || b >= lb->ntask || lb->task[a].worker == REMOVED ||
+            lb->task[b].worker == REMOVED)
+                return -ENOENT;
+        if (a == b)
+                return -EINVAL;
+        if (lb->nlink == lb->link_cap) {
+                size_t cap = lb->link_cap ? 2 * lb->link_cap : 64;
+                if (GROW(lb->link, cap))
+                        return -ENOMEM;
+                lb->link_cap = cap;
+        }
+        lb->link[lb->nlink++] = (struct lbomp__link){.a = a, .b = b, .bytes = (double)bytes};
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The step
+ */
+
+static void warn_team(struct lbomp *lb, int team)
+{
+        fprintf(stderr,
+                "lbomp: the team has %d thread(s) but the runtime had %d worker(s): tasks "
+                "redistributed over %d worker(s)\n",
+                team, lb->nworkers, team);
+}
+
+/* Master, at the start of a step, while the other threads wait at the following barrier. */
+static void step_prepare(struct lbomp *lb, int team)
+{
+        lb->in_step = true;
+        if (team != lb->nworkers) {
+                warn_team(lb, team);
+                if (set_workers(lb, team) < 0)
+                        lb->lb_rc = -ENOMEM;
+                for (int i = 0; i < lb->nworkers; i++)
+                        lb->w[i].steps = lb->steps;
+        }
+        if (lb->deques_dirty) {
+                if (rebuild_deques(lb) < 0)
+                        lb->lb_rc = -ENOMEM;
+                window_restart(lb);
+        }
+        if (!lb->started) {
+                lb->started = true;
+                lb->win_wall0 = lbomp__mono_s();
+        }
+        if (lb->cfg.steal != LBOMP__STEAL_OFF)
+                for (int i = 0; i < lb->nworkers; i++)
+                        lbomp__deque_reset(&lb->w[i].dq, lb->w[i].tasks, lb->w[i].n);
+}
+
+static void bind_self(struct lbomp *lb, struct lbomp__worker *w)
+{
+        w->bound_once = true;
+        if (lb->omp_binds || !lb->topo.is_host) {
+                w->bind_rc = 1;
+                return;
+        }
+        w->bind_rc = lbomp__topo_bind(&lb->topo, w->core);
+}
+
+lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
+{
+        lbomp_iter_t it = {.lb = lb, .pos = -1};
+        int team = omp_get_num_threads(), self = omp_get_thread_num();
+#pragma omp master
+        step_prepare(lb, team);
+#pragma omp barrier
+        if (lb->lb_rc == -ENOMEM || self >= lb->nworkers)
+                return it; /* inactive: nothing to run, no barrier to join */
+        struct lbomp__worker *w = &lb->w[self];
+        if (!w->bound_once)
+                bind_self(lb, w);
+        it.w = w;
+        it.active = 1;
+        it.mode = lb->cfg.steal != LBOMP__STEAL_OFF ? MODE_STEAL : MODE_PLAIN;
+        if (!lb->cfg.time_wall) {
+                w->cpu0 = lbomp__thread_cpu_s();
+                w->wall0 = lbomp__mono_s();
+        }
+        w->skipped = 0;
+        w->step_t0 = lbomp__ticks(lb->clock.tsc);
+        return it;
+}
+
+/* Stealing mode: own deque first (LIFO end), then victims nearest first. */
+static void *next_steal(lbomp_iter_t *it)
+{
+        struct lbomp *lb = it->lb;
+        struct lbomp__worker *w = it->w;
+        int64_t pos;
+        if (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
+                it->slot = &w->ticks[pos];
+                it->id = w->tasks[pos];
+                return w->data[pos];
+        }
+        for (uint32_t k = 0; k < w->nvictims; k++) {
+                struct lbomp__worker *v = &lb->w[w->victims[k]];
+                enum lbomp__take r;
+                while ((r = lbomp__deque_steal(&v->dq, &pos)) == LBOMP__LOST_RACE)
+                        ;
+                if (r == LBOMP__TAKEN) {
+                        w->win_stolen++;
+                        it->slot = &v->ticks[pos];
+                        it->id = v->tasks[pos];
+                        return v->data[pos];
+                }
+        }
+        it->slot = NULL;
+        return NULL;
+}
+
+void *lbomp_iter_next(lbomp_iter_t *it)
+{
+        struct lbomp__worker *w = it->w;
+        if (!it->active)
+                return NULL;
+        uint64_t now = lbomp__ticks(it->lb->clock.tsc);
+        if (it->slot) {
+                /* A backwards reading (a thread moved to a core whose counter lags) counts 0. */
+                int64_t dt = (int64_t)(now - it->t0);
+                dt = dt > 0 ? dt : 0;
+                *it->slot = (uint64_t)dt;
+                it->busy += (uint64_t)dt;
+        }
+        it->t0 = now;
+        if (it->mode == MODE_PLAIN) {
+                int64_t p = ++it->pos;
+                if (p >= (int64_t)w->n) {
+                        it->slot = NULL;
+                        return NULL;
+                }
+                it->slot = &w->ticks[p];
+                it->id = w->tasks[p];
+                return w->data[p];
+        }
+        return next_steal(it);
+}
+
+/* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. */
+static void aggregate(struct lbomp *lb, struct lbomp__worker *w, double scale)
+{
+        for (uint32_t i = 0; i < w->n; i++)
+                lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * scale;
+}
+
+static void lb_step(struct lbomp *lb, int self);
+
+void lbomp_iter_end(lbomp_iter_t *it)
+{
+        if (!it->active) {
+                it->active = 0;
+                return;
+        }
+        struct lbomp *lb = it->lb;
+        struct lbomp__worker *w = it->w;
+        uint64_t now = lbomp__ticks(lb->clock.tsc);
+        if (it->slot) { /* the loop was left with a task running (break) */
+                int64_t dt = (int64_t)(now - it->t0);
+                *it->slot = dt > 0 ? (uint64_t)dt : 0;
+                it->busy += *it->slot;
+                it->slot = NULL;
+        }
+        if (it->mode == MODE_PLAIN) {
+                for (int64_t p = it->pos + 1; p < (int64_t)w->n; p++) {
+                        w->ticks[p] = 0;
+                        w->skipped++;
+                }
+        } else {
+                int64_t pos;
+                while (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
+                        w->ticks[pos] = 0;
+                        w->skipped++;
+                }
+        }
+        double scale = 1.0;
+        if (!lb->cfg.time_wall) {
+                /* Time the thread was descheduled (other threads, other processes) is not the
+                 * tasks': scale wall time by the thread's CPU share of the step. */
+                double cpu = lbomp__thread_cpu_s() - w->cpu0, wall = lbomp__mono_s() - w->wall0;
+                if (wall > 0 && cpu > 0 && cpu < wall)
+                        scale = cpu / wall;
+        }
+        int64_t span = (int64_t)(now - w->step_t0);
+        if (span < (int64_t)it->busy)
+                span = (int64_t)it->busy;
+        double tps = lb->clock.ticks_per_s;
+        w->win_busy_s += (double)it->busy * scale / tps;
+        w->win_bg_s += (double)(span - (int64_t)it->busy) * scale / tps;
+        w->steps++;
+        w->win_steps++;
+        it->active = 0;
+        int self = (int)(w - lb->w);
+#pragma omp barrier
+        aggregate(lb, w, scale);
+        bool due = w->win_steps >= (uint64_t)lb->cfg.period;
+#pragma omp master
+        lb->steps++;
+        if (due) {
+#pragma omp barrier
+                lb_step(lb, self);
+        }
+#pragma omp master
+        lb->in_step = false;
+        /* No barrier here: the next step's begin has one, and the region's end has its own. */
+}
+
+int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
+{
+        if (!lb || !fn)
+                return -EINVAL;
+        if (lb->in_step || omp_in_parallel())
+                return -EBUSY;
+        int rc = 0;
+#pragma omp parallel num_threads(lb->nworkers)
+        {
+                lbomp_iter_t it = lbomp_iter_begin(lb);
+                if (it.active) {
+                        void *d;
+                        while ((d = lbomp_iter_next(&it)) != NULL)
+                                fn(d, it.id, arg);
+                        lbomp_iter_end(&it);
+                }
+        }
+        if (lb->lb_rc == -ENOMEM)
+                rc = -ENOMEM;
+        return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The LB step: snapshot, policy, check, apply, record. Every thread of the team calls it between
+ * barriers; the master does the centralized work, every worker runs a decentralized policy.
+ */
+
+static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *load)
+{
+        if (lb->nwin == lb->win_cap) {
+                size_t cap = lb->win_cap ? 2 * lb->win_cap : 16;
+                if (GROW(lb->win, cap))
+                        return -ENOMEM;
+                lb->win_cap = cap;
+        }
+        lbomp_window_stats_t *ws = &lb->win[lb->nwin++];
+        memset(ws, 0, sizeof *ws);
+        ws->first_step = lb->win_first;
+        ws->steps = lb->steps - lb->win_first;
+        ws->imbalance = lbomp__imbalance(load, s->nworkers, &ws->max_load, &ws->avg_load);
+        ws->wall_s = lbomp__mono_s() - lb->win_wall0;
+        for (int i = 0; i < lb->nworkers; i++)
+                ws->stolen += lb->w[i].win_stolen;
+        return 0;
+}
+
+static struct lbomp__lbrec *new_lbrec(struct lbomp *lb)
+{
+        if (lb->nlb == lb->lb_cap) {
+                size_t cap = lb->lb_cap ? 2 * lb->lb_cap : 16;
+                if (GROW(lb->lb, cap))
+                        return NULL;
+                lb->lb_cap = cap;
+        }
+        struct lbomp__lbrec *r = &lb->lb[lb->nlb++];
+        memset(r, 0, sizeof *r);
+        return r;
+}
+
+/* Master: moves tasks to their destination; the deques are rebuilt from the task table. */
+static int apply_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest,
+                      struct lbomp__lbrec *r)
+{
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                if (dest[t] == s->worker[t])
+                        continue;
+                r->pub.migrations++;
+                r->pub.migrated_bytes += s->bytes[t];
+                lb->task[s->id[t]].worker = dest[t];
+        }
+        return r->pub.migrations ? rebuild_deques(lb) : 0;
+}
+
+static void lb_step(struct lbomp *lb, int self)
+{
+        static const struct lbomp__snap *snap; /* shared with the team between barriers */
+        static struct lbomp__lbrec *rec;
+        static double t_decide;
+        const struct lbomp__policy *pol = lb->cfg.policy;
+        (void)self;
+#pragma omp master
+        {
+                int rc = 0;
+                lbomp__clock_calibrate(&lb->clock);
+                snap = lbomp__snapshot(lb, lb->sb, &rc);
+                rec = snap ? new_lbrec(lb) : NULL;
+                lb->lb_rc = rc ? rc : (rec ? 0 : -ENOMEM);
+                if (rec) {
+                        double *load = malloc(snap->nworkers * sizeof *load);
+                        if (load) {
+                                lbomp__loads(snap, snap->worker, load);
+                                record_window(lb, snap, load);
+                                rec->pub.imbalance_before =
+                                        lbomp__imbalance(load, snap->nworkers, &rec->pub.max_load,
+                                                         &rec->pub.avg_load);
+                                free(load);
+                        }
+                        rec->pub.step = lb->steps - 1;
+                        rec->pub.policy = pol->name;
+                        rec->locality_before = lbomp__locality_cost(snap, snap->worker);
+                        t_decide = lbomp__mono_s();
+                        if (pol->kind == LBOMP__CENTRAL) {
+                                rec->pub.error =
+                                        pol->plan(snap, lbomp__snap_dest(lb->sb), &rec->ps);
+                        } else {
+                                rec->pub.error = lbomp__dec_prepare(lb->dec, pol, snap,
+                                                                    lbomp__snap_dest(lb->sb));
+                        }
+                }
+        }
+        if (pol->kind == LBOMP__DECENTRAL) {
+#pragma omp barrier
+                if (lb->lb_rc == 0 && rec->pub.error == 0) {
+                        int rc = lbomp__dec_run_team(lb->dec, (uint32_t)self);
+#pragma omp master
+                        {
+                                rec->pub.error = rc;
+                                lbomp__dec_stats(lb->dec, &rec->ps);
+                        }
+                }
+        }
+#pragma omp master
+        if (lb->lb_rc == 0) {
+                uint32_t *dest = lbomp__snap_dest(lb->sb);
+                rec->pub.decision_s = lbomp__mono_s() - t_decide;
+                double t_apply = lbomp__mono_s();
+                uint32_t bad = 0;
+                if (rec->pub.error == 0 && lbomp__plan_check(snap, dest, &bad) != 0) {
+                        rec->pub.error = -EFAULT;
+                        fprintf(stderr,
+                                "lbomp: policy %s produced an invalid plan (task %u -> worker %u); "
+                                "mapping kept\n",
+                                pol->name, snap->id[bad], dest[bad]);
+                }
+                if (rec->pub.error != 0) {
+                        if (lb->cfg.verbose || rec->pub.error != -EFAULT)
+                                fprintf(stderr,
+                                        "lbomp: policy %s failed at step %llu: %s; mapping kept\n",
+                                        pol->name, (unsigned long long)rec->pub.step,
+                                        lbomp_strerror(rec->pub.error));
+                        memcpy(dest, snap->worker, snap->ntasks * sizeof *dest);
+                }
+                double *load = malloc(snap->nworkers * sizeof *load);
+                if (load) {
+                        lbomp__loads(snap, dest, load);
+                        rec->pub.imbalance_after =
+                                lbomp__imbalance(load, snap->nworkers, NULL, NULL);
+                        free(load);
+                }
+                rec->locality_after = lbomp__locality_cost(snap, dest);
+                rec->pub.locality_before = rec->locality_before;
+                rec->pub.locality_after = rec->locality_after;
+                rec->pub.messages = rec->ps.messages;
+                rec->pub.rounds = rec->ps.rounds;
+                if (apply_plan(lb, snap, dest, rec) < 0)
+                        lb->lb_rc = -ENOMEM;
+                rec->pub.apply_s = lbomp__mono_s() - t_apply;
+                if (lb->cfg.verbose)
+                        fprintf(stderr,
+                                "lbomp: LB step %zu after step %llu: %s λ %.3f -> %.3f, %u "
+                                "migrations, decision %.3g s\n",
+                                lb->nlb - 1, (unsigned long long)rec->pub.step, pol->name,
+                                rec->pub.imbalance_before, rec->pub.imbalance_after,
+                                rec->pub.migrations, rec->pub.decision_s);
+                window_restart(lb);
+        }
+#pragma omp barrier
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Statistics and report
+ */
+
+size_t lbomp_lb_count(const lbomp_t *lb)
+{
+        return lb ? lb->nlb : 0;
+}
+
+int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (i >= lb->nlb)
+                return -ENOENT;
+        *out = lb->lb[i].pub;
+        return 0;
+}
+
+size_t lbomp_window_count(const lbomp_t *lb)
+{
+        return lb ? lb->nwin : 0;
+}
+
+int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (i >= lb->nwin)
+                return -ENOENT;
+        *out = lb->win[i];
+        return 0;
+}
+
+uint64_t lbomp_steps(const lbomp_t *lb)
+{
+        return lb ? lb->steps : 0;
+}
+
+/* One line saying how threads were bound. */
+static void binding_note(const struct lbomp *lb, char *buf, size_t len)
+{
+        if (!lb->topo.is_host) {
+                snprintf(buf, len,
+                         "not bound: the topology is the profile %s; threads run where the host "
+                         "allows",
+                         lb->topo.name);
+                return;
+        }
+        if (lb->omp_binds) {
+                snprintf(buf, len, "by OpenMP (OMP_PROC_BIND/OMP_PLACES set by the user)");
+                return;
+        }
+        int ok = 0, failed = 0, first_err = 0;
+        for (int i = 0; i < lb->nworkers; i++) {
+                if (!lb->w[i].bound_once)
+                        continue;
+                if (lb->w[i].bind_rc == 0)
+                        ok++;
+                else if (lb->w[i].bind_rc < 0) {
+                        failed++;
+                        if (!first_err)
+                                first_err = lb->w[i].bind_rc;
+                }
+        }
+        if (failed)
+                snprintf(buf, len, "partial: %d of %d workers bound, the others refused (%s)", ok,
+                         ok + failed, strerror(-first_err));
+        else
+                snprintf(buf, len, "lbomp bound %d workers to cores, spread over %d node(s)%s", ok,
+                         lb->topo.nnodes, lb->oversubscribed ? ", oversubscribed" : "");
+}
+
+static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t *msgs)
+{
+        *mig = 0;
+        *dec = 0;
+        *msgs = 0;
+        for (size_t i = 0; i < lb->nlb; i++) {
+                *mig += lb->lb[i].pub.migrations;
+                *dec += lb->lb[i].pub.decision_s;
+                *msgs += lb->lb[i].pub.messages;
+        }
+}
+
+int lbomp_report(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        char note[256];
+        binding_note(lb, note, sizeof note);
+        fprintf(out, "lbomp report\n");
+        fprintf(out, "  policy %s, period %d, seed %llu, steal %s\n", lb->cfg.policy->name,
+                lb->cfg.period, (unsigned long long)lb->cfg.seed,
+                lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
+                : lb->cfg.steal == LBOMP__STEAL_NODE ? "node"
+                                                     : "all");
+        fprintf(out, "  topology %s: %d node(s), %d core(s), distances %s\n", lb->topo.name,
+                lb->topo.nnodes, lb->topo.ncores,
+                lb->topo.dist_measured ? "from the topology" : "assumed (10/20)");
+        fprintf(out, "  workers %d; binding: %s\n", lb->nworkers, note);
+        fprintf(out, "  time: %s, %s%s\n", lbomp__clock_name(&lb->clock),
+                lb->cfg.time_wall ? "wall time"
+                                  : "wall time scaled by each thread's CPU share of the step",
+                lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
+        fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
+                lb->nalive, lb->nlink);
+        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %s\n", "lb", "step", "policy",
+                "λ-before", "λ-after", "moves", "decide-s", "apply-s", "locality", "note");
+        for (size_t i = 0; i < lb->nlb; i++) {
+                const struct lbomp__lbrec *r = &lb->lb[i];
+                fprintf(out, "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %s\n", i,
+                        (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
+                        r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
+                        r->pub.apply_s, r->locality_after,
+                        r->pub.error ? lbomp_strerror(r->pub.error) : "");
+        }
+        uint64_t mig, msgs;
+        double dec;
+        totals(lb, &mig, &dec, &msgs);
+        double lam_first = lb->nwin ? lb->win[0].imbalance : NAN;
+        double lam_last = lb->nwin ? lb->win[lb->nwin - 1].imbalance : NAN;
+        fprintf(out,
+                "  total: %zu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
+                "window %.3f, last window %.3f\n",
+                lb->nlb, (unsigned long long)mig, dec, (unsigned long long)msgs, lam_first,
+                lam_last);
+        return 0;
+}
+
+static void json_num(FILE *out, double v)
+{
+        if (isfinite(v))
+                fprintf(out, "%.6g", v);
+        else
+                fputs("null", out);
+}
+
+int lbomp_report_json(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        uint64_t mig, msgs;
+        double dec;
+        totals(lb, &mig, &dec, &msgs);
+        fprintf(out,
+                "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":\"%s\",\"nodes\":%d,"
+                "\"cores\":%d,",
+                lb->cfg.policy->name, lb->cfg.period, lb->nworkers, lb->topo.name, lb->topo.nnodes,
+                lb->topo.ncores);
+        fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
+                (unsigned long long)lb->steps, lb->nalive, (unsigned long long)mig);
+        json_num(out, dec);
+        fprintf(out, ",\"messages\":%llu,\"windows\":[", (unsigned long long)msgs);
+        for (size_t i = 0; i < lb->nwin; i++) {
+                fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",
+                        (unsigned long long)lb->win[i].first_step,
+                        (unsigned long long)lb->win[i].steps);
+                json_num(out, lb->win[i].imbalance);
+                fprintf(out, ",\"wall_s\":");
+                json_num(out, lb->win[i].wall_s);
+                fprintf(out, ",\"stolen\":%llu}", (unsigned long long)lb->win[i].stolen);
+        }
+        fprintf(out, "],\"lb_steps\":[");
+        for (size_t i = 0; i < lb->nlb; i++) {
+                const struct lbomp__lbrec *r = &lb->lb[i];
+                fprintf(out, "%s{\"step\":%llu,\"imbalance_before\":", i ? "," : "",
+                        (unsigned long long)r->pub.step);
+                json_num(out, r->pub.imbalance_before);
+                fprintf(out, ",\"imbalance_after\":");
+                json_num(out, r->pub.imbalance_after);
+                fprintf(out, ",\"migrations\":%u,\"migrated_bytes\":%llu,\"decision_s\":",
+                        r->pub.migrations, (unsigned long long)r->pub.migrated_bytes);
+                json_num(out, r->pub.decision_s);
+                fprintf(out, ",\"apply_s\":");
+                json_num(out, r->pub.apply_s);
+                fprintf(out, ",\"locality_before\":");
+                json_num(out, r->locality_before);
+                fprintf(out, ",\"locality_after\":");
+                json_num(out, r->locality_after);
+                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
+                        (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
+        }
+        fprintf(out, "]}\n");
+        return 0;
+}

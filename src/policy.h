@@ -1,0 +1,123 @@
+/*
+ * policy.h — the contract between the framework and the balancing policies.
+ *
+ * A policy reads an immutable snapshot of what the runtime measured (per task: cost, worker,
+ * bytes, home node, links; per worker: background load, node; the node distance matrix) and
+ * writes a plan: a destination worker for every task. It does no I/O, reads no environment, and is
+ * deterministic for a given snapshot and seed, so the same code runs live, in tests, and in the
+ * simulator. Centralized policies are one function; decentralized ones are a round function run by
+ * every worker at once, talking only through the mailbox layer (mailbox.h).
+ */
+#ifndef LBOMP_POLICY_H
+#define LBOMP_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Tunables of every policy. Defaults come from POLICIES.md; config.c fills them. */
+struct lbomp__params {
+        double tolerance;       /* v (packdrop), overload allowed above the average: 0.05 */
+        double refine_factor;   /* f (refine): 1.05 */
+        double smart_threshold; /* smart: do nothing while 1 - min/max <= this: 0.05 */
+        int fanout;             /* gossip fanout: 2 */
+        int retries;            /* packdrop: normal offers of a pack before a forced send: 2 */
+};
+
+/*
+ * The immutable snapshot. Tasks are numbered 0..ntasks-1 here (compact: removed tasks are not in
+ * it); `id` maps back to the runtime's task ids. Loads are seconds per step: cost is the mean over
+ * the window of the task's measured time in one step.
+ */
+struct lbomp__snap {
+        uint32_t ntasks, nworkers, nnodes;
+        const double *cost;     /* [ntasks] seconds per step */
+        const uint32_t *worker; /* [ntasks] current worker */
+        const uint64_t *bytes;  /* [ntasks] data bytes */
+        const int32_t *home;    /* [ntasks] node the data lives on, or -1 when unknown */
+        const uint32_t *id;     /* [ntasks] runtime task id */
+        /* links, symmetric CSR: neighbours of task t are link_dst[link_off[t] .. link_off[t+1]) */
+        const uint32_t *link_off; /* [ntasks + 1] */
+        const uint32_t *link_dst; /* [link_off[ntasks]] */
+        const double *link_bytes; /* [link_off[ntasks]] bytes per step */
+        /* tasks of each worker, CSR: tasks of w are wtask[wtask_off[w] .. wtask_off[w+1]) */
+        const uint32_t *wtask_off; /* [nworkers + 1] */
+        const uint32_t *wtask;     /* [ntasks] */
+        const double *bg;          /* [nworkers] background load, seconds per step */
+        const int32_t *wnode;      /* [nworkers] NUMA node of each worker */
+        const double *dist;        /* [nnodes * nnodes], normalised: local = 1.0 */
+        uint64_t seed;             /* LBOMP_SEED mixed with the LB step number */
+        uint64_t lb_step;          /* 0 for the first LB step */
+        const struct lbomp__params *params;
+};
+
+/* What a policy tells about its own run, beyond the plan. */
+struct lbomp__pstats {
+        uint64_t messages;                 /* total messages sent */
+        uint64_t msg_by_kind[8];           /* per message kind (policy-defined names) */
+        const char *const *msg_kind_names; /* NULL-terminated, static */
+        uint32_t rounds;                   /* rounds of a decentralized run */
+        double span_s;                    /* critical path: sum over rounds of the slowest worker */
+        uint32_t packs, rejected, forced; /* packdrop */
+        uint32_t attempts;                /* refine: attempts with different factors */
+        double factor;                    /* refine: the factor that succeeded */
+};
+
+enum lbomp__policy_kind { LBOMP__CENTRAL, LBOMP__DECENTRAL };
+
+struct lbomp__dctx; /* mailbox.h: the decentralized run of one LB step */
+
+/* Return value of a decentralized round function. */
+enum { LBOMP__ROUND_BUSY = 0, LBOMP__ROUND_DONE = 1 };
+
+struct lbomp__policy {
+        const char *name;
+        const char *help; /* one line */
+        enum lbomp__policy_kind kind;
+        /*
+         * Centralized: fill dest[t] for every task (dest arrives filled with the current worker).
+         * Returns 0 or a negative errno; on error the framework keeps the current mapping.
+         */
+        int (*plan)(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st);
+        /*
+         * Decentralized: called for worker `self` once per round (round 0, 1, ...) by the
+         * framework, on every worker, until every worker returned LBOMP__ROUND_DONE in a round in
+         * which no message was sent. Messages sent in round r are delivered in round r + 1. A
+         * worker writes dest[] only for the tasks it holds (snapshot wtask of self). `state` is
+         * wstate_size zeroed bytes private to the worker for this LB step.
+         */
+        size_t wstate_size;
+        int (*round)(struct lbomp__dctx *dc, uint32_t self, uint32_t round, void *state);
+};
+
+/* registry.c */
+const struct lbomp__policy *lbomp__policy_find(const char *name);
+size_t lbomp__policy_count(void);
+const struct lbomp__policy *lbomp__policy_at(size_t i);
+/* "none, greedy, refine, ..." into buf (always NUL-terminated). */
+void lbomp__policy_names(char *buf, size_t len);
+
+/* plan.c: helpers shared by policies, the framework and the simulator. */
+/* Loads of every worker (bg + costs) under mapping `map` (a per-task worker array). */
+void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
+/* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
+double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg);
+/* 0 if every task has exactly one valid destination, else -EINVAL with the first bad task. */
+int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task);
+/* Σ over links of bytes × distance between the nodes of the two tasks' workers (each link once). */
+double lbomp__locality_cost(const struct lbomp__snap *s, const uint32_t *map);
+/* Node a task prefers: its home node, else the node of its current worker. */
+int32_t lbomp__task_node(const struct lbomp__snap *s, uint32_t t);
+
+/* Deterministic random numbers (splitmix64 seeding a xoshiro256**). */
+struct lbomp__rng {
+        uint64_t s[4];
+};
+void lbomp__rng_seed(struct lbomp__rng *r, uint64_t seed);
+uint64_t lbomp__rng_next(struct lbomp__rng *r);
+/* Uniform in [0, n), n > 0. */
+uint32_t lbomp__rng_below(struct lbomp__rng *r, uint32_t n);
+/* Uniform in [0, 1). */
+double lbomp__rng_unit(struct lbomp__rng *r);
+
+#endif

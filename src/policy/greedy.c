@@ -1,0 +1,139 @@
+/*
+ * greedy.c — centralized greedy (Charm++ GreedyLB): heaviest task first onto the least loaded
+ * worker. Workers sit in a min-heap keyed by load, starting from their background load. Among
+ * equally loaded workers a task keeps its worker, then prefers its own node, then the nearest.
+ * O(T log T + T log P).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../policy.h"
+
+struct heap {
+        uint32_t *w;   /* heap of worker ids */
+        uint32_t *pos; /* pos[w]: index of w in the heap */
+        double *load;
+        uint32_t n;
+};
+
+static void swap(struct heap *h, uint32_t i, uint32_t j)
+{
+        uint32_t a = h->w[i], b = h->w[j];
+        h->w[i] = b;
+        h->w[j] = a;
+        h->pos[b] = i;
+        h->pos[a] = j;
+}
+
+static bool less(const struct heap *h, uint32_t i, uint32_t j)
+{
+        double a = h->load[h->w[i]], b = h->load[h->w[j]];
+        return a < b || (a == b && h->w[i] < h->w[j]);
+}
+
+static void sift_down(struct heap *h, uint32_t i)
+{
+        for (;;) {
+                uint32_t l = 2 * i + 1, r = l + 1, m = i;
+                if (l < h->n && less(h, l, m))
+                        m = l;
+                if (r < h->n && less(h, r, m))
+                        m = r;
+                if (m == i)
+                        return;
+                swap(h, i, m);
+                i = m;
+        }
+}
+
+static int by_cost_desc(const void *a, const void *b, void *arg)
+{
+        const double *cost = arg;
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        if (cost[x] != cost[y])
+                return cost[x] > cost[y] ? -1 : 1;
+        return x < y ? -1 : x > y;
+}
+
+/* Sorts task indices by cost, heaviest first, ties by index (deterministic). */
+uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s)
+{
+        uint32_t *order = malloc((size_t)s->ntasks * sizeof *order + 1);
+        if (!order)
+                return NULL;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                order[t] = t;
+        qsort_r(order, s->ntasks, sizeof *order, by_cost_desc, (void *)s->cost);
+        return order;
+}
+
+/* Among the workers tied with the minimum (visiting at most `budget` heap entries), the one task t
+ * prefers: its current worker, then the nearest node, then the lowest id. */
+static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t t)
+{
+        uint32_t best = h->w[0];
+        double thr = h->load[best] * (1 + 1e-9);
+        int32_t tn = lbomp__task_node(s, t);
+        double bestd = s->dist[tn * (int32_t)s->nnodes + s->wnode[best]];
+        uint32_t stack[256], sp = 0, budget = 256;
+        stack[sp++] = 0;
+        while (sp && budget--) {
+                uint32_t i = stack[--sp];
+                uint32_t w = h->w[i];
+                if (h->load[w] > thr)
+                        continue;
+                if (w == s->worker[t])
+                        return w;
+                double d = s->dist[tn * (int32_t)s->nnodes + s->wnode[w]];
+                if (d < bestd || (d == bestd && w < best))
+                        best = w, bestd = d;
+                for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < h->n; c++)
+                        if (sp < 256)
+                                stack[sp++] = c;
+        }
+        return best;
+}
+
+static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+{
+        (void)st;
+        uint32_t P = s->nworkers;
+        struct heap h = {.n = P};
+        h.w = malloc(P * sizeof *h.w);
+        h.pos = malloc(P * sizeof *h.pos);
+        h.load = malloc(P * sizeof *h.load);
+        uint32_t *order = lbomp__tasks_by_cost_desc(s);
+        int rc = 0;
+        if (!h.w || !h.pos || !h.load || !order) {
+                rc = -ENOMEM;
+                goto out;
+        }
+        for (uint32_t w = 0; w < P; w++) {
+                h.w[w] = w;
+                h.pos[w] = w;
+                h.load[w] = s->bg ? s->bg[w] : 0;
+        }
+        for (uint32_t i = P / 2; i-- > 0;)
+                sift_down(&h, i);
+        for (uint32_t k = 0; k < s->ntasks; k++) {
+                uint32_t t = order[k];
+                uint32_t w = pick(&h, s, t);
+                dest[t] = w;
+                /* Only a load increase: the worker can only move down the heap. */
+                h.load[w] += s->cost[t];
+                sift_down(&h, h.pos[w]);
+        }
+out:
+        free(h.w);
+        free(h.pos);
+        free(h.load);
+        free(order);
+        return rc;
+}
+
+const struct lbomp__policy lbomp__policy_greedy = {
+        .name = "greedy",
+        .help = "centralized: heaviest task to the least loaded worker (Charm++ GreedyLB)",
+        .kind = LBOMP__CENTRAL,
+        .plan = greedy_plan,
+};

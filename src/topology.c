@@ -1,0 +1,179 @@
+/*
+ * topology.c — the machine the library sees: cores, NUMA nodes, distances, and binding.
+ *
+ * It is the host, as hwloc discovers it within the process's allowed cpuset, or a recorded
+ * topology (an hwloc XML file from numa-profiles/) when LBOMP_TOPOLOGY names one: then workers
+ * are placed on the profile's cores while the threads run wherever the host lets them. Distances
+ * are normalised so that local = 1.0 (ACPI SLIT reports 10).
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int load_distances(struct lbomp__topo *t, hwloc_topology_t h)
+{
+        int n = t->nnodes;
+        for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                        t->dist[i * n + j] = i == j ? 1.0 : 2.0;
+        t->dist_measured = false;
+        if (n == 1) {
+                t->dist_measured = true;
+                return 0;
+        }
+        unsigned nr = 1;
+        struct hwloc_distances_s *d = NULL;
+        if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, &d,
+                                        HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
+            nr == 0) {
+                nr = 1;
+                if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, &d, 0, 0) != 0 ||
+                    nr == 0)
+                        return 0;
+        }
+        if ((int)d->nbobjs == n) {
+                double local = 0;
+                for (int i = 0; i < n; i++)
+                        local += (double)d->values[i * n + i];
+                local /= n;
+                if (local > 0) {
+                        for (unsigned i = 0; i < d->nbobjs; i++)
+                                for (unsigned j = 0; j < d->nbobjs; j++) {
+                                        int a = (int)d->objs[i]->logical_index;
+                                        int b = (int)d->objs[j]->logical_index;
+                                        t->dist[a * n + b] = (double)d->values[i * n + j] / local;
+                                }
+                        t->dist_measured = true;
+                }
+        }
+        hwloc_distances_release(h, d);
+        return 0;
+}
+
+int lbomp__topo_load(struct lbomp__topo *t, const char *path)
+{
+        memset(t, 0, sizeof *t);
+        hwloc_topology_t h;
+        if (path) {
+                struct stat st;
+                if (stat(path, &st) != 0) {
+                        lbomp__set_error(
+                                true,
+                                "lbomp: LBOMP_TOPOLOGY='%s' does not exist (%s); expected a hwloc "
+                                "XML file such as numa-profiles/xeon-e5-2695v2-2s.xml",
+                                path, strerror(errno));
+                        return -ENOENT;
+                }
+        }
+        if (hwloc_topology_init(&h) != 0)
+                return -ENOMEM;
+        if (path && hwloc_topology_set_xml(h, path) != 0) {
+                hwloc_topology_destroy(h);
+                lbomp__set_error(true, "lbomp: LBOMP_TOPOLOGY='%s' cannot be read by hwloc: %s",
+                                 path, strerror(errno));
+                return -EINVAL;
+        }
+        if (hwloc_topology_load(h) != 0) {
+                int e = errno;
+                hwloc_topology_destroy(h);
+                lbomp__set_error(true,
+                                 "lbomp: LBOMP_TOPOLOGY='%s' is not a hwloc XML topology hwloc can "
+                                 "parse (%s)",
+                                 path ? path : "(host)", strerror(e));
+                return -EINVAL;
+        }
+        t->hwloc = h;
+        t->is_host = path == NULL;
+        const char *base = path ? strrchr(path, '/') : NULL;
+        t->source = strdup(path ? path : "host");
+        t->name = strdup(path ? (base ? base + 1 : path) : "host");
+        int ncores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+        hwloc_obj_type_t ctype = HWLOC_OBJ_CORE;
+        if (ncores <= 0) {
+                ncores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+                ctype = HWLOC_OBJ_PU;
+        }
+        int nnodes = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+        if (nnodes < 1)
+                nnodes = 1;
+        t->ncores = ncores > 0 ? ncores : 1;
+        t->nnodes = nnodes;
+        t->core_node = calloc((size_t)t->ncores, sizeof *t->core_node);
+        t->core_os = calloc((size_t)t->ncores, sizeof *t->core_os);
+        t->dist = calloc((size_t)nnodes * (size_t)nnodes, sizeof *t->dist);
+        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist) {
+                lbomp__topo_free(t);
+                return -ENOMEM;
+        }
+        for (int c = 0; c < t->ncores && ncores > 0; c++) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(h, ctype, (unsigned)c);
+                t->core_node[c] = 0;
+                t->core_os[c] = -1;
+                if (!o)
+                        continue;
+                if (o->nodeset) {
+                        int first = hwloc_bitmap_first(o->nodeset);
+                        hwloc_obj_t node =
+                                first >= 0 ? hwloc_get_numanode_obj_by_os_index(h, (unsigned)first)
+                                           : NULL;
+                        if (node)
+                                t->core_node[c] = (int)node->logical_index;
+                }
+                if (t->is_host && o->cpuset)
+                        t->core_os[c] = hwloc_bitmap_first(o->cpuset);
+        }
+        load_distances(t, h);
+        t->npus_allowed = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+        if (t->is_host) {
+                hwloc_bitmap_t set = hwloc_bitmap_alloc();
+                if (set && hwloc_get_cpubind(h, set, HWLOC_CPUBIND_PROCESS) == 0) {
+                        int w = hwloc_bitmap_weight(set);
+                        if (w > 0 && w < t->npus_allowed)
+                                t->npus_allowed = w;
+                }
+                hwloc_bitmap_free(set);
+        }
+        return 0;
+}
+
+void lbomp__topo_free(struct lbomp__topo *t)
+{
+        if (t->hwloc)
+                hwloc_topology_destroy((hwloc_topology_t)t->hwloc);
+        free(t->source);
+        free(t->name);
+        free(t->core_node);
+        free(t->core_os);
+        free(t->dist);
+        memset(t, 0, sizeof *t);
+}
+
+int lbomp__topo_spread_core(const struct lbomp__topo *t, int w, int n)
+{
+        /* OMP_PROC_BIND=spread over one place per core: n sub-partitions, thread w takes the first
+         * core of its own; with more threads than cores, consecutive threads share a core. */
+        if (n <= 0)
+                return 0;
+        long c = (long)w * t->ncores / n;
+        return (int)(c % t->ncores);
+}
+
+int lbomp__topo_bind(const struct lbomp__topo *t, int c)
+{
+        if (!t->is_host || c < 0 || c >= t->ncores || t->core_os[c] < 0)
+                return -ENOTSUP;
+        hwloc_topology_t h = (hwloc_topology_t)t->hwloc;
+        hwloc_obj_t o = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)c);
+        if (!o)
+                o = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)c);
+        if (!o)
+                return -ENOENT;
+        if (hwloc_set_cpubind(h, o->cpuset, HWLOC_CPUBIND_THREAD) != 0)
+                return errno ? -errno : -EPERM;
+        return 0;
+}

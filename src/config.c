@@ -201,7 +201,7 @@ static const struct var {
         {"LBOMP_STEAL", "off", "stealing within a step: off, node, all", set_steal},
         {"LBOMP_TIME", "cpu", "task time: cpu (wall scaled by the thread's CPU share) or wall",
          set_time},
-        {"LBOMP_POWERCAP_ROOT", "(sysfs)",
+        {"LBOMP_POWERCAP_ROOT", "(host)",
          "read energy from this directory laid out like /sys/class/powercap", set_powercap_root},
         {"LBOMP_TOLERANCE", "0.05", "overload allowed above the average, (0, 1]", set_tolerance},
         {"LBOMP_FANOUT", "2", "gossip fanout of decentralized policies, 1..64", set_fanout},

@@ -138,7 +138,8 @@ def summarise(rows, vlist):
                 continue
             out.append(dict(
                 workload=w, variant=label, kind="baseline" if policy is None else "lbomp",
-                steal=env.get("LBOMP_STEAL", "off"), runs=len(vr), total_s=t[label],
+                steal=env.get("LBOMP_STEAL", "off"), runs=len(vr), total_s=t[label], total_min_s=min(r["total_s"] for r in vr),
+                step_s_median=med([r["step_s_median"] for r in vr]),
                 ratio_none=t[label] / t["none"] if t.get("none") else None,
                 ratio_best_omp=t[label] / best_b[0], best_omp=best_b[1],
                 imbalance_first=med([r["imbalance_first"] for r in vr]),
@@ -190,10 +191,17 @@ def targets(summary, rows):
     n, s = by.get(("overhead", "none")), by.get(("overhead", "omp-static"))
     ns = None
     if n and s:
+        # Judged on the median of total times like every other row; the ratios of the median
+        # step and of the fastest run are given beside it because they resist the bursts of
+        # other processes on a shared machine better.
         ratio = n["total_s"] / s["total_s"]
-        ns = (n["total_s"] - s["total_s"]) * n["threads"] / (n["tasks"] * n["iters"]) * 1e9
-        lines.append(f"| overhead: none ≤ 1.03 × omp-static (tiny tasks) | {ratio:.3f} "
-                     f"({ns:+.0f} ns per task) | {'met' if ratio <= 1.03 else 'MISSED'} |")
+        per_task = lambda a, b: (a - b) * n["threads"] / n["tasks"] * 1e9
+        ns = per_task(n["step_s_median"], s["step_s_median"])
+        lines.append(f"| overhead: none ≤ 1.03 × omp-static (≈1 µs tasks) | total {ratio:.3f}; "
+                     f"median step {n['step_s_median'] / s['step_s_median']:.3f}; fastest run "
+                     f"{n['total_min_s'] / s['total_min_s']:.3f} | {'met' if ratio <= 1.03 else 'MISSED'} |")
+        ns = (ns, per_task(n["total_s"] / n["iters"], s["total_s"] / s["iters"]),
+              per_task(n["total_min_s"] / n["iters"], s["total_min_s"] / s["iters"]))
     return lines, ns
 
 
@@ -202,7 +210,8 @@ def write_md(path, summary, bad, a, policies, steal, cmdline, elapsed):
         f.write(f"# bench/run results\n\n")
         f.write(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; host: "
                 f"{os.uname().nodename}, {os.cpu_count()} cores; {a.threads} threads; "
-                f"load average at the end {os.getloadavg()[0]:.2f}\n")
+                f"1-minute load average {a.load_start:.2f} at the start, {os.getloadavg()[0]:.2f} "
+                f"at the end (above {os.cpu_count()} means other processes competed for the cores)\n")
         f.write(f"- command: `{cmdline}` ({a.repeats} interleaved repeats, {'quick' if a.quick else 'full'}"
                 f" configuration, {fmt_s(elapsed)})\n")
         f.write(f"- policies found (LBOMP_POLICY=help): {', '.join(policies)}; stealing "
@@ -216,17 +225,22 @@ def write_md(path, summary, bad, a, policies, steal, cmdline, elapsed):
         f.write("\n## Targets (issue 6)\n\n| target | measured | verdict |\n|---|---|---|\n")
         f.write("\n".join(lines) + "\n")
         if ns is not None:
-            f.write(f"\nlbomp's cost per task (policy none vs omp-static, ≈1 µs tasks): {ns:.0f} ns\n")
+            f.write(f"\nlbomp's cost per task (policy none against omp-static, ≈1 µs tasks, "
+                    f"(t_none − t_static) × threads / tasks per step): {ns[0]:.0f} ns from the "
+                    f"median steps, {ns[1]:.0f} ns from the median totals, {ns[2]:.0f} ns from "
+                    f"the fastest runs\n")
         for w in dict.fromkeys(s["workload"] for s in summary):
             ss = [s for s in summary if s["workload"] == w]
             f.write(f"\n## {w}\n\n`{ss[0]['command'].split(' --policy')[0].split(' --baseline')[0]}`\n\n")
-            f.write("| variant | total s | ÷none | ÷best omp | λ first | λ last | migrations | decision s |\n")
-            f.write("|---|---|---|---|---|---|---|---|\n")
+            f.write("| variant | total s | ÷none | ÷best omp | median step ms | λ first | λ last "
+                    "| migrations | decision s |\n")
+            f.write("|---|---|---|---|---|---|---|---|---|\n")
             best = min(ss, key=lambda s: s["total_s"])
             for s in ss:
                 name = f"**{s['variant']}**" if s is best else s["variant"]
                 f.write(f"| {name} | {g(s['total_s'])} | {g(s['ratio_none'], '{:.2f}')} | "
-                        f"{g(s['ratio_best_omp'], '{:.2f}')} | {g(s['imbalance_first'])} | "
+                        f"{g(s['ratio_best_omp'], '{:.2f}')} | {g(s['step_s_median'] * 1e3, '{:.3f}')} | "
+                        f"{g(s['imbalance_first'])} | "
                         f"{g(s['imbalance_last'])} | "
                         f"{'–' if s['kind'] == 'baseline' else int(s['migrations'])} | "
                         f"{'–' if s['kind'] == 'baseline' else g(s['decision_s'], '{:.2e}')} |\n")
@@ -320,7 +334,7 @@ set yrange [0.5:*]
 plot {cols.format(f='data/policies.dat')}
 """, outdir)
     gp(hist + f"""set output "decision.png"
-set title "total decision time per run (median, all LB steps), per policy"
+set title "decision time per LB step (median of runs), per policy"
 set ylabel "milliseconds"
 set logscale y
 plot {cols.format(f='data/decision.dat')}
@@ -352,6 +366,7 @@ def main():
     log(f"bench/run: policies {', '.join(policies)}; stealing {'yes' if steal else 'no'}; "
         f"{len(vlist)} variants × {len(a.only or WORKLOADS)} workloads × {a.repeats} repeats → {outdir}")
     t0 = time.time()
+    a.load_start = os.getloadavg()[0]
     rows = run_matrix(a, policies, vlist, outdir)
     summary, bad = summarise(rows, vlist)
     for s in summary:  # LB steps per run, for the per-step decision time plot

@@ -234,6 +234,27 @@ def write_md(path, summary, bad, m):
             f.write(f"\n**CHECKSUMS DIFFER** in: {', '.join(w for w, _ in bad)}\n")
         else:
             f.write("- checksums: equal across every variant of every workload\n")
+        names = list(dict.fromkeys(s["workload"] for s in summary))
+        labels = list(dict.fromkeys(s["variant"] for s in summary))
+        by = {(s["workload"], s["variant"]): s for s in summary}
+        for title, key, fm in (("median total time ÷ best OpenMP baseline of the workload "
+                                "(< 1: lbomp or that schedule beats every OpenMP schedule)",
+                                "ratio_best_omp", "{:.2f}"),
+                               ("median total time ÷ `none`", "ratio_none", "{:.2f}"),
+                               ("λ of the last window (max/mean thread load; lbomp: by owner, "
+                                "before stealing)", "imbalance_last", "{:.2f}")):
+            f.write(f"\n**{title}**\n\n| workload | " + " | ".join(labels) + " |\n|---|"
+                    + "---|" * len(labels) + "\n")
+            for w in names:
+                cells = []
+                for v in labels:
+                    x = by.get((w, v), {}).get(key)
+                    c = g(x, fm)
+                    if key == "ratio_best_omp" and x is not None and x == min(
+                            by[(w, u)]["ratio_best_omp"] for u in labels if (w, u) in by):
+                        c = f"**{c}**"
+                    cells.append(c)
+                f.write(f"| {w} | " + " | ".join(cells) + " |\n")
         lines, ns = targets(summary, None)
         f.write("\n## Targets (issue 6)\n\n| target | measured (medians) | verdict | fastest runs |\n"
                 "|---|---|---|---|\n")

@@ -193,6 +193,9 @@ void lbomp_iter_end(lbomp_iter_t *it);
  * Statistics and report
  */
 
+/** Message kinds a decentralized policy may count separately (lbomp_lb_stats_t.kind_name). */
+#define LBOMP_MSG_KINDS 8
+
 /** What one load-balancing step did. Times in seconds, loads in seconds per step. */
 typedef struct lbomp_lb_stats {
         uint64_t step;           /* the step after which the balancer ran (0-based) */
@@ -209,6 +212,18 @@ typedef struct lbomp_lb_stats {
         double locality_before;  /* Σ links bytes × node distance, before the moves */
         double locality_after;   /* the same after the moves */
         int error;               /* 0, or the policy's error code (then nothing moved) */
+        /* Decentralized policies only (0 / NULL otherwise). `rounds` above counts the rounds every
+         * worker ran plus ceil(log2 workers) for each collective (reduction, quiescence check). */
+        uint32_t gossip_rounds;   /* rounds in which gossip messages were sent */
+        uint32_t collectives;     /* reductions and quiescence detections */
+        uint32_t packs;           /* packdrop: packs formed by the overloaded workers */
+        uint32_t offers_rejected; /* offers (of a pack or a task) refused by their target */
+        uint32_t packs_forced;    /* packdrop: packs sent forced after their normal offers */
+        double span_s; /* critical path of the decision: Σ over rounds of the slowest worker */
+        const char *kind_name[LBOMP_MSG_KINDS];  /* names of the message kinds, static; NULL after
+                                                    the last */
+        uint64_t kind_messages[LBOMP_MSG_KINDS]; /* messages of each kind; they add up to
+                                                    `messages` */
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */
@@ -231,7 +246,11 @@ int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out);
 /** Steps run so far. */
 uint64_t lbomp_steps(const lbomp_t *lb);
 
-/** Prints the human-readable report: configuration, binding, one line per LB step, totals. */
+/**
+ * Prints the human-readable report: configuration, binding, one line per LB step (a second one
+ * with messages by kind, rounds, packs, rejected and forced offers for decentralized policies),
+ * totals.
+ */
 int lbomp_report(const lbomp_t *lb, FILE *out);
 /** Prints the same as one JSON object (one line). */
 int lbomp_report_json(const lbomp_t *lb, FILE *out);

@@ -16,6 +16,8 @@
 #include "internal.h"
 #include "mailbox.h"
 
+_Static_assert(LBOMP_MSG_KINDS == LBOMP__MSG_KINDS, "public and internal message kinds differ");
+
 #define PENDING (UINT32_MAX - 1) /* added, not yet on a worker */
 #define REMOVED UINT32_MAX
 
@@ -834,6 +836,18 @@ static void lb_step(struct lbomp *lb, int self)
                 rec->pub.locality_after = rec->locality_after;
                 rec->pub.messages = rec->ps.messages;
                 rec->pub.rounds = rec->ps.rounds;
+                rec->pub.gossip_rounds = rec->ps.gossip_rounds;
+                rec->pub.collectives = rec->ps.collectives;
+                rec->pub.packs = rec->ps.packs;
+                rec->pub.offers_rejected = rec->ps.rejected;
+                rec->pub.packs_forced = rec->ps.forced;
+                rec->pub.span_s = rec->ps.span_s;
+                for (int k = 0;
+                     k < LBOMP_MSG_KINDS && rec->ps.msg_kind_names && rec->ps.msg_kind_names[k];
+                     k++) {
+                        rec->pub.kind_name[k] = rec->ps.msg_kind_names[k];
+                        rec->pub.kind_messages[k] = rec->ps.msg_by_kind[k];
+                }
                 if (apply_plan(lb, snap, dest, rec) < 0)
                         lb->lb_rc = -ENOMEM;
                 rec->pub.apply_s = lbomp__mono_s() - t_apply;
@@ -934,6 +948,20 @@ static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t 
         }
 }
 
+/* The decentralized part of an LB step: one indented line under the step's row. */
+static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
+{
+        fprintf(out, "  %11s messages %llu (", "", (unsigned long long)r->messages);
+        for (int k = 0; k < LBOMP_MSG_KINDS && r->kind_name[k]; k++)
+                fprintf(out, "%s%s %llu", k ? ", " : "", r->kind_name[k],
+                        (unsigned long long)r->kind_messages[k]);
+        fprintf(out,
+                "), rounds %u (gossip %u, collectives %u), packs %u, rejected %u, forced %u, "
+                "span %.3g s\n",
+                r->rounds, r->gossip_rounds, r->collectives, r->packs, r->offers_rejected,
+                r->packs_forced, r->span_s);
+}
+
 int lbomp_report(const lbomp_t *lb, FILE *out)
 {
         if (!lb || !out)
@@ -965,6 +993,8 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
                         r->pub.apply_s, r->locality_after,
                         r->pub.error ? lbomp_strerror(r->pub.error) : "");
+                if (r->pub.kind_name[0])
+                        report_messages(&r->pub, out);
         }
         uint64_t mig, msgs;
         double dec;
@@ -1029,8 +1059,21 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, r->locality_before);
                 fprintf(out, ",\"locality_after\":");
                 json_num(out, r->locality_after);
-                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
+                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
+                if (r->pub.kind_name[0]) { /* decentralized policies */
+                        fprintf(out, ",\"messages_by_kind\":{");
+                        for (int k = 0; k < LBOMP_MSG_KINDS && r->pub.kind_name[k]; k++)
+                                fprintf(out, "%s\"%s\":%llu", k ? "," : "", r->pub.kind_name[k],
+                                        (unsigned long long)r->pub.kind_messages[k]);
+                        fprintf(out,
+                                "},\"gossip_rounds\":%u,\"collectives\":%u,\"packs\":%u,"
+                                "\"offers_rejected\":%u,\"packs_forced\":%u,\"span_s\":",
+                                r->pub.gossip_rounds, r->pub.collectives, r->pub.packs,
+                                r->pub.offers_rejected, r->pub.packs_forced);
+                        json_num(out, r->pub.span_s);
+                }
+                fputc('}', out);
         }
         fprintf(out, "]}\n");
         return 0;

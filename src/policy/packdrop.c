@@ -1,0 +1,604 @@
+/*
+ * packdrop.c — decentralized batch task migration (PackDrop, Freitas et al., SBAC-PAD 2018), as
+ * POLICIES.md restates it. Every worker runs these rounds at the barrier: two reductions (average
+ * load, total task count); overloaded workers cut their excess into packs (BatchAssembly) while
+ * underloaded ones gossip their load; once no message is in flight, each pack is offered whole to a
+ * receiver (BatchSend), which accepts iff it stays within (1 + v) × average; a rejected pack is
+ * offered once more, then sent forced, so the protocol always ends.
+ *
+ * Locality (our extension, not the paper's): when tasks have links, a pack is grown as a connected
+ * piece from the worker's boundary, and a pack prefers the receiver that holds the tasks it talks
+ * to, then receivers on the sender's node, then the nearest node.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mailbox.h"
+#include "gossip.h"
+
+enum { K_GOSSIP, K_OFFER, K_ACCEPT, K_REJECT, K_FORCED };
+static const char *const kinds[] = {"gossip", "offer", "accept", "reject", "forced", NULL};
+
+enum { PH_START, PH_ROLES, PH_GOSSIP, PH_SEND, PH_IDLE };
+enum { PK_PENDING, PK_PLACED };
+
+#define NOWHERE  UINT32_MAX
+#define REMEMBER 4 /* targets that rejected a pack, not offered it again */
+
+struct offer {
+        uint32_t pack;
+        uint32_t ntasks;
+        double cost;
+};
+
+struct reply {
+        uint32_t pack;
+        uint32_t pad;
+        double load; /* the target's load after its decision: news for the sender's view */
+};
+
+struct pack {
+        uint32_t first, n; /* its tasks: ptask[first .. first + n) */
+        double cost;
+        uint32_t tries; /* normal offers made */
+        uint32_t target;
+        uint32_t refused[REMEMBER];
+        uint32_t state;
+};
+
+struct pd {
+        int phase;
+        bool sender;
+        double load; /* own load, minus packs leaving, plus packs accepted */
+        double avg, ub, s;
+        struct lbomp__gossip g;
+        uint32_t m;      /* own tasks */
+        uint32_t *own;   /* their snapshot indices, ascending */
+        uint32_t *via;   /* [m] target of the pack a task leaves in, NOWHERE if it stays */
+        uint32_t *ptask; /* tasks of the packs, pack after pack (snapshot indices) */
+        struct pack *pk;
+        uint32_t npk, unplaced;
+        double *bytes_to; /* [P] scratch: link bytes from a pack to each worker */
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * BatchAssembly
+ */
+
+static int64_t own_index(const struct pd *st, uint32_t t)
+{
+        uint32_t lo = 0, hi = st->m;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (st->own[mid] < t)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < st->m && st->own[lo] == t ? (int64_t)lo : -1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return (x > y) - (x < y);
+}
+
+/* Lightest first, ties by snapshot index (deterministic). */
+static bool lighter(const double *cost, uint32_t a, uint32_t b)
+{
+        return cost[a] < cost[b] || (cost[a] == cost[b] && a < b);
+}
+
+static int by_cost(const void *a, const void *b, void *arg)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return lighter(arg, x, y) ? -1 : lighter(arg, y, x) ? 1 : 0;
+}
+
+/* A min-heap of snapshot task indices keyed by cost; entries are dropped lazily when taken. */
+struct heap {
+        uint32_t *v;
+        uint32_t n;
+        const double *cost;
+};
+
+static void heap_push(struct heap *h, uint32_t t)
+{
+        uint32_t i = h->n++;
+        h->v[i] = t;
+        while (i && lighter(h->cost, h->v[i], h->v[(i - 1) / 2])) {
+                uint32_t p = (i - 1) / 2, x = h->v[p];
+                h->v[p] = h->v[i];
+                h->v[i] = x;
+                i = p;
+        }
+}
+
+static uint32_t heap_pop(struct heap *h)
+{
+        uint32_t top = h->v[0];
+        h->v[0] = h->v[--h->n];
+        for (uint32_t i = 0;;) {
+                uint32_t l = 2 * i + 1, m = i;
+                if (l < h->n && lighter(h->cost, h->v[l], h->v[m]))
+                        m = l;
+                if (l + 1 < h->n && lighter(h->cost, h->v[l + 1], h->v[m]))
+                        m = l + 1;
+                if (m == i)
+                        break;
+                uint32_t x = h->v[m];
+                h->v[m] = h->v[i];
+                h->v[i] = x;
+                i = m;
+        }
+        return top;
+}
+
+struct assembly {
+        struct pd *st;
+        const struct lbomp__snap *s;
+        bool linked;
+        uint32_t *sorted; /* own tasks lightest first (the plain order, and the fallback) */
+        uint32_t next;    /* cursor in sorted */
+        uint8_t *taken;   /* [m] */
+        struct heap seeds, frontier;
+};
+
+static bool remaining(const struct assembly *a, uint32_t t)
+{
+        return !a->taken[own_index(a->st, t)];
+}
+
+/* The next task of the open pack; sets *fresh when it cannot extend the open pack (a new connected
+ * piece starts). */
+static uint32_t next_task(struct assembly *a, bool open, bool *fresh)
+{
+        *fresh = false;
+        if (a->linked) {
+                while (open && a->frontier.n) {
+                        uint32_t t = heap_pop(&a->frontier);
+                        if (remaining(a, t))
+                                return t;
+                }
+                *fresh = open;
+                while (a->seeds.n) {
+                        uint32_t t = heap_pop(&a->seeds);
+                        if (remaining(a, t))
+                                return t;
+                }
+        }
+        while (a->next < a->st->m) {
+                uint32_t t = a->sorted[a->next++];
+                if (remaining(a, t))
+                        return t;
+        }
+        return NOWHERE; /* cannot happen: the caller keeps one task */
+}
+
+/* The task leaves: its local neighbours become boundary (seeds) and join the pack's frontier. */
+static void take(struct assembly *a, uint32_t t)
+{
+        const struct lbomp__snap *s = a->s;
+        a->taken[own_index(a->st, t)] = 1;
+        if (!a->linked)
+                return;
+        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
+                uint32_t b = s->link_dst[k];
+                int64_t j = own_index(a->st, b);
+                if (j >= 0 && !a->taken[j]) {
+                        heap_push(&a->frontier, b);
+                        heap_push(&a->seeds, b);
+                }
+        }
+}
+
+static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        uint32_t m = st->m;
+        struct assembly a = {.st = st, .s = s};
+        size_t local_links = 0;
+        if (s->link_off)
+                for (uint32_t i = 0; i < m; i++)
+                        local_links += s->link_off[st->own[i] + 1] - s->link_off[st->own[i]];
+        a.linked = local_links > 0;
+        a.sorted = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *a.sorted);
+        a.taken = lbomp__dc_alloc(dc, self, m);
+        st->ptask = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->ptask);
+        st->pk = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->pk);
+        st->via = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->via);
+        if (a.linked) {
+                a.seeds.v = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.seeds.v);
+                a.frontier.v = lbomp__dc_alloc(dc, self, (local_links + 1) * sizeof(uint32_t));
+        }
+        if (!a.sorted || !a.taken || !st->ptask || !st->pk || !st->via ||
+            (a.linked && (!a.seeds.v || !a.frontier.v)))
+                return -ENOMEM;
+        a.seeds.cost = a.frontier.cost = s->cost;
+        memcpy(a.sorted, st->own, (size_t)m * sizeof *a.sorted);
+        qsort_r(a.sorted, m, sizeof *a.sorted, by_cost, (void *)s->cost);
+        for (uint32_t i = 0; i < m; i++)
+                st->via[i] = NOWHERE;
+        if (a.linked) /* the boundary: tasks that talk to another worker */
+                for (uint32_t i = 0; i < m; i++) {
+                        uint32_t t = st->own[i];
+                        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++)
+                                if (own_index(st, s->link_dst[k]) < 0) {
+                                        heap_push(&a.seeds, t);
+                                        break;
+                                }
+                }
+        /*
+         * The paper's Algorithm 1: lightest task first into the open pack, the worker's load
+         * reduced by it; the pack closes when its cost exceeds s; stop as soon as the load is
+         * within (1 + v) × avg, and ship the last, partial pack too. (The thesis code takes the
+         * heaviest first and never resets its pack accumulator; POLICIES.md calls that a bug and
+         * follows the text, and so do we.) One task always stays: moving a worker's last task
+         * only moves its overload elsewhere (the rule DistributedLB follows too).
+         */
+        uint32_t left = m, n = 0;
+        struct pack *open = NULL;
+        while (st->load > st->ub && left > 1) {
+                bool fresh;
+                uint32_t t = next_task(&a, open != NULL, &fresh);
+                if (t == NOWHERE)
+                        break;
+                if (fresh && open) /* a connected piece is complete: close it even if small */
+                        open = NULL;
+                if (!open) {
+                        open = &st->pk[st->npk++];
+                        *open = (struct pack){.first = n, .target = NOWHERE};
+                        a.frontier.n = 0;
+                }
+                st->ptask[n++] = t;
+                open->n++;
+                open->cost += s->cost[t];
+                st->load -= s->cost[t];
+                left--;
+                take(&a, t);
+                if (open->cost > st->s)
+                        open = NULL;
+        }
+        st->unplaced = st->npk;
+        lbomp__dc_count(dc, self, LBOMP__DC_PACKS, st->npk);
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * BatchSend
+ */
+
+static double known_load(const struct pd *st, uint32_t w)
+{
+        int64_t i = lbomp__gossip_find(&st->g, w);
+        return i >= 0 ? st->g.e[i].load : NAN;
+}
+
+/* The sender's view of a worker's load: what gossip said, plus what it offered there since, and
+ * what replies told. A worker it never heard of enters the view when it replies. */
+static void view_set(struct pd *st, uint32_t w, double load)
+{
+        int64_t i = lbomp__gossip_find(&st->g, w);
+        if (i >= 0)
+                st->g.e[i].load = load;
+        else
+                lbomp__gossip_set(&st->g, w, 0, load);
+}
+
+static bool refused(const struct pack *p, uint32_t w)
+{
+        for (uint32_t i = 0; i < REMEMBER && i < p->tries; i++)
+                if (p->refused[i] == w)
+                        return true;
+        return false;
+}
+
+/* Link bytes from the pack's tasks to each worker that holds (or will hold) their neighbours. */
+static uint32_t pack_affinity(struct pd *st, const struct lbomp__snap *s, uint32_t self,
+                              const struct pack *p, uint32_t *touched)
+{
+        uint32_t nt = 0;
+        if (!s->link_off)
+                return 0;
+        for (uint32_t i = p->first; i < p->first + p->n; i++) {
+                uint32_t t = st->ptask[i];
+                for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
+                        uint32_t b = s->link_dst[k], w = s->worker[b];
+                        if (w == self) {
+                                int64_t j = own_index(st, b);
+                                w = j >= 0 ? st->via[j] : NOWHERE;
+                        }
+                        if (w == NOWHERE || w == self || !(s->link_bytes[k] > 0))
+                                continue;
+                        if (st->bytes_to[w] == 0)
+                                touched[nt++] = w;
+                        st->bytes_to[w] += s->link_bytes[k];
+                }
+        }
+        return nt;
+}
+
+/*
+ * A target for a normal offer: a random receiver among those heard of whose load + s < ub and that
+ * did not refuse this pack. Locality extension: among those, the one the pack's links point to
+ * most, else one on the sender's node, else one on the nearest node. If none qualifies, a random
+ * other worker (the paper's fallback).
+ */
+static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self,
+                            const struct pack *p, uint32_t *cand, uint32_t *touched)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        struct lbomp__rng *r = lbomp__dc_rng(dc, self);
+        uint32_t P = s->nworkers, nc = 0;
+        for (uint32_t i = 0; i < st->g.n; i++) {
+                uint32_t w = st->g.e[i].id;
+                if (w != self && !refused(p, w) && st->g.e[i].load + st->s < st->ub)
+                        cand[nc++] = w;
+        }
+        if (nc == 0) {
+                if (P < 2)
+                        return NOWHERE;
+                uint32_t w;
+                int guard = 0;
+                do {
+                        w = lbomp__rng_below(r, P - 1);
+                        w += w >= self;
+                } while (refused(p, w) && ++guard < 16);
+                return w;
+        }
+        /* Links first: the candidate with the most link bytes to the pack. */
+        uint32_t nt = pack_affinity(st, s, self, p, touched), best = NOWHERE;
+        double bb = 0;
+        for (uint32_t i = 0; i < nc; i++)
+                if (st->bytes_to[cand[i]] > bb)
+                        bb = st->bytes_to[cand[i]], best = cand[i];
+        for (uint32_t i = 0; i < nt; i++)
+                st->bytes_to[touched[i]] = 0;
+        if (best != NOWHERE)
+                return best;
+        /* Then the nearest node (the sender's own first), uniformly among those. */
+        if (s->dist && s->wnode && s->nnodes > 1) {
+                int32_t me = s->wnode[self];
+                double dmin = INFINITY;
+                for (uint32_t i = 0; i < nc; i++) {
+                        double d = s->dist[me * (int32_t)s->nnodes + s->wnode[cand[i]]];
+                        dmin = d < dmin ? d : dmin;
+                }
+                uint32_t k = 0;
+                for (uint32_t i = 0; i < nc; i++)
+                        if (s->dist[me * (int32_t)s->nnodes + s->wnode[cand[i]]] == dmin)
+                                cand[k++] = cand[i];
+                nc = k;
+        }
+        return cand[lbomp__rng_below(r, nc)];
+}
+
+/* A forced pack goes to the least loaded worker in the sender's view (a random other worker if it
+ * knows none): POLICIES.md does not name the target, and this one bounds the overshoot. */
+static uint32_t pick_forced(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        uint32_t best = NOWHERE;
+        double bl = INFINITY;
+        for (uint32_t i = 0; i < st->g.n; i++)
+                if (st->g.e[i].id != self && st->g.e[i].load < bl)
+                        bl = st->g.e[i].load, best = st->g.e[i].id;
+        if (best == NOWHERE) {
+                uint32_t P = lbomp__dc_snap(dc)->nworkers;
+                best = lbomp__rng_below(lbomp__dc_rng(dc, self), P - 1);
+                best += best >= self;
+        }
+        return best;
+}
+
+static void place(struct pd *st, struct lbomp__dctx *dc, struct pack *p, uint32_t target)
+{
+        uint32_t *dest = lbomp__dc_dest(dc);
+        for (uint32_t i = p->first; i < p->first + p->n; i++)
+                dest[st->ptask[i]] = target;
+        p->state = PK_PLACED;
+        st->unplaced--;
+}
+
+static void mark_via(struct pd *st, const struct pack *p, uint32_t target)
+{
+        for (uint32_t i = p->first; i < p->first + p->n; i++)
+                st->via[own_index(st, st->ptask[i])] = target;
+}
+
+/* Offers pack p, normally while it has normal offers left, else forced (placed at once). */
+static int offer(struct pd *st, struct lbomp__dctx *dc, uint32_t self, uint32_t pi, uint32_t *cand,
+                 uint32_t *touched)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        struct pack *p = &st->pk[pi];
+        uint32_t normal = s->params && s->params->retries >= 0 ? (uint32_t)s->params->retries : 2;
+        bool forced = p->tries >= normal;
+        uint32_t to =
+                forced ? pick_forced(st, dc, self) : pick_normal(st, dc, self, p, cand, touched);
+        if (to == NOWHERE)
+                return 0;
+        struct offer o = {.pack = pi, .ntasks = p->n, .cost = p->cost};
+        int rc = lbomp__dc_send(dc, self, to, forced ? K_FORCED : K_OFFER, &o, sizeof o);
+        if (rc < 0)
+                return rc;
+        double v = known_load(st, to);
+        if (!isnan(v))
+                view_set(st, to, v + p->cost);
+        mark_via(st, p, to);
+        p->target = to;
+        if (forced) {
+                lbomp__dc_count(dc, self, LBOMP__DC_FORCED, 1);
+                place(st, dc, p, to);
+        } else {
+                p->tries++;
+        }
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Rounds
+ */
+
+static int start(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        uint32_t lo = s->wtask_off[self], hi = s->wtask_off[self + 1];
+        st->m = hi - lo;
+        st->own = lbomp__dc_alloc(dc, self, (size_t)st->m * sizeof *st->own);
+        if (!st->own)
+                return -ENOMEM;
+        st->load = s->bg ? s->bg[self] : 0;
+        for (uint32_t i = 0; i < st->m; i++) {
+                st->own[i] = s->wtask[lo + i];
+                st->load += s->cost[st->own[i]];
+        }
+        qsort(st->own, st->m, sizeof *st->own, cmp_u32);
+        /* One collective of three values: Σ load, Σ task count, max load. */
+        lbomp__dc_reduce(dc, self, 0, LBOMP__RED_SUM, st->load);
+        lbomp__dc_reduce(dc, self, 1, LBOMP__RED_SUM, (double)st->m);
+        lbomp__dc_reduce(dc, self, 2, LBOMP__RED_MAX, st->load);
+        st->phase = PH_ROLES;
+        return LBOMP__ROUND_BUSY;
+}
+
+static int roles(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        double P = s->nworkers, v = s->params ? s->params->tolerance : 0.05;
+        double ttc = lbomp__dc_reduced(dc, 1), max = lbomp__dc_reduced(dc, 2);
+        st->avg = lbomp__dc_reduced(dc, 0) / P;
+        st->ub = (1 + v) * st->avg;
+        /* Nobody is above the bound: no sender, so nobody to gossip for (DistributedLB's early
+         * exit; the paper's text would gossip anyway and move nothing). */
+        if (ttc < 1 || !(st->avg > 0) || max <= st->ub) {
+                st->phase = PH_IDLE;
+                return LBOMP__ROUND_DONE;
+        }
+        double ats = st->avg * P / ttc; /* mean task cost */
+        double ps = 2.0 - P / ttc;      /* pack scale, real division */
+        st->s = ats * ps;
+        int rc = lbomp__gossip_init(&st->g, dc, self, K_GOSSIP);
+        if (rc < 0)
+                return rc;
+        if (st->load > st->ub) {
+                st->bytes_to = lbomp__dc_alloc(dc, self, (size_t)s->nworkers * sizeof(double));
+                if (!st->bytes_to)
+                        return -ENOMEM;
+                if ((rc = assemble(st, dc, self)) < 0)
+                        return rc;
+                st->sender = st->npk > 0;
+        } else if (st->load < st->avg) {
+                lbomp__gossip_set(&st->g, self, 0, st->load);
+        }
+        st->phase = PH_GOSSIP;
+        if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
+                return rc;
+        return st->sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
+}
+
+static int batch_send(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        uint32_t P = lbomp__dc_snap(dc)->nworkers;
+        uint32_t *cand = lbomp__dc_alloc(dc, self, 2 * (size_t)P * sizeof *cand);
+        if (!cand)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < st->npk; i++) {
+                int rc = offer(st, dc, self, i, cand, cand + P);
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+/* Offers and replies of this round, in (sender, sequence) order. */
+static int exchange(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__msg *msg;
+        size_t n = lbomp__dc_inbox(dc, self, &msg);
+        uint32_t *cand = NULL;
+        for (size_t i = 0; i < n; i++) {
+                const struct lbomp__msg *m = &msg[i];
+                int rc = 0;
+                if (m->kind == K_OFFER || m->kind == K_FORCED) {
+                        struct offer o;
+                        memcpy(&o, m->data, sizeof o);
+                        /* Check and update together: the inbox is processed in order, alone. */
+                        bool ok = m->kind == K_FORCED || st->load + o.cost <= st->ub;
+                        if (ok)
+                                st->load += o.cost;
+                        if (m->kind == K_OFFER) {
+                                struct reply r = {.pack = o.pack, .load = st->load};
+                                rc = lbomp__dc_send(dc, self, m->from, ok ? K_ACCEPT : K_REJECT, &r,
+                                                    sizeof r);
+                        }
+                } else if (m->kind == K_ACCEPT || m->kind == K_REJECT) {
+                        struct reply r;
+                        memcpy(&r, m->data, sizeof r);
+                        struct pack *p = &st->pk[r.pack];
+                        if (m->kind == K_ACCEPT) {
+                                double v = known_load(st, m->from);
+                                view_set(st, m->from, isnan(v) || r.load > v ? r.load : v);
+                                place(st, dc, p, m->from);
+                                continue;
+                        }
+                        lbomp__dc_count(dc, self, LBOMP__DC_REJECTED, 1);
+                        view_set(st, m->from, r.load);
+                        p->refused[(p->tries - 1) % REMEMBER] = m->from;
+                        if (!cand) {
+                                uint32_t P = lbomp__dc_snap(dc)->nworkers;
+                                cand = lbomp__dc_alloc(dc, self, 2 * (size_t)P * sizeof *cand);
+                                if (!cand)
+                                        return -ENOMEM;
+                        }
+                        rc = offer(st, dc, self, r.pack, cand, cand + lbomp__dc_snap(dc)->nworkers);
+                }
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+static int packdrop_round(struct lbomp__dctx *dc, uint32_t self, uint32_t round, void *state)
+{
+        struct pd *st = state;
+        int rc;
+        (void)round;
+        switch (st->phase) {
+        case PH_START:
+                return start(st, dc, self);
+        case PH_ROLES:
+                return roles(st, dc, self);
+        case PH_GOSSIP:
+                if (!lbomp__dc_quiet(dc, self)) {
+                        lbomp__gossip_receive(&st->g, dc, self);
+                        if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
+                                return rc;
+                        return st->sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
+                }
+                /* No message in flight: gossip is over everywhere at once (the barrier of the
+                 * paper's line 13). */
+                st->phase = PH_SEND;
+                if (st->sender && (rc = batch_send(st, dc, self)) < 0)
+                        return rc;
+                return st->unplaced ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
+        case PH_SEND:
+                if ((rc = exchange(st, dc, self)) < 0)
+                        return rc;
+                return st->unplaced ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
+        default:
+                return LBOMP__ROUND_DONE;
+        }
+}
+
+const struct lbomp__policy lbomp__policy_packdrop = {
+        .name = "packdrop",
+        .help = "decentralized: overloaded workers send packs of tasks to receivers found by "
+                "gossip (PackDrop)",
+        .kind = LBOMP__DECENTRAL,
+        .wstate_size = sizeof(struct pd),
+        .round = packdrop_round,
+        .msg_kinds = kinds,
+};

@@ -59,6 +59,8 @@ struct dworker {
         uint64_t kind_sent[LBOMP__MSG_KINDS];
         uint64_t sent; /* messages this round */
         uint32_t cnt[LBOMP__DC_NCOUNT];
+        uint32_t packs;
+        double pack_max;
         double red_v[LBOMP__RED_SLOTS];
         uint8_t red_op[LBOMP__RED_SLOTS];
         uint32_t red_mask;
@@ -206,6 +208,8 @@ int lbomp__dec_prepare(struct lbomp__dec *d, const struct lbomp__policy *p,
                 w->sent = 0;
                 memset(w->kind_sent, 0, sizeof w->kind_sent);
                 memset(w->cnt, 0, sizeof w->cnt);
+                w->packs = 0;
+                w->pack_max = 0;
                 w->quiet_asked = false;
                 w->rc = 0;
         }
@@ -407,16 +411,19 @@ void lbomp__dec_stats(const struct lbomp__dec *d, struct lbomp__pstats *st)
         const struct lbomp__dctx *dc = &d->dc;
         st->messages = 0;
         memset(st->msg_by_kind, 0, sizeof st->msg_by_kind);
-        st->packs = st->rejected = st->forced = 0;
+        st->packs = st->rejected = st->forced = st->withdrawn = 0;
+        st->pack_max = 0;
         for (uint32_t i = 0; i < dc->nworkers; i++) {
                 const struct dworker *w = &dc->w[i];
                 for (unsigned k = 0; k < LBOMP__MSG_KINDS; k++) {
                         st->msg_by_kind[k] += w->kind_sent[k];
                         st->messages += w->kind_sent[k];
                 }
-                st->packs += w->cnt[LBOMP__DC_PACKS];
+                st->packs += w->packs;
+                st->pack_max = w->pack_max > st->pack_max ? w->pack_max : st->pack_max;
                 st->rejected += w->cnt[LBOMP__DC_REJECTED];
                 st->forced += w->cnt[LBOMP__DC_FORCED];
+                st->withdrawn += w->cnt[LBOMP__DC_WITHDRAWN];
         }
         st->msg_kind_names = dc->p ? dc->p->msg_kinds : NULL;
         st->collectives = dc->collectives;
@@ -591,4 +598,11 @@ void lbomp__dc_count(struct lbomp__dctx *dc, uint32_t self, enum lbomp__dc_count
 {
         if ((unsigned)c < LBOMP__DC_NCOUNT)
                 dc->w[self].cnt[c] += n;
+}
+
+void lbomp__dc_count_pack(struct lbomp__dctx *dc, uint32_t self, double cost)
+{
+        struct dworker *w = &dc->w[self];
+        w->packs++;
+        w->pack_max = cost > w->pack_max ? cost : w->pack_max;
 }

@@ -117,7 +117,14 @@ double lbomp__dc_reduced(const struct lbomp__dctx *dc, unsigned slot);
 bool lbomp__dc_quiet(struct lbomp__dctx *dc, uint32_t self);
 
 /* The policy's own counters, summed over workers into the run's lbomp__pstats. */
-enum lbomp__dc_counter { LBOMP__DC_PACKS, LBOMP__DC_REJECTED, LBOMP__DC_FORCED, LBOMP__DC_NCOUNT };
+enum lbomp__dc_counter {
+        LBOMP__DC_REJECTED,  /* offers refused */
+        LBOMP__DC_FORCED,    /* packs sent forced */
+        LBOMP__DC_WITHDRAWN, /* packs that stayed home */
+        LBOMP__DC_NCOUNT
+};
 void lbomp__dc_count(struct lbomp__dctx *dc, uint32_t self, enum lbomp__dc_counter c, uint32_t n);
+/* One pack formed, of this cost (packs and pack_max of the run's lbomp__pstats). */
+void lbomp__dc_count_pack(struct lbomp__dctx *dc, uint32_t self, double cost);
 
 #endif

@@ -64,8 +64,10 @@ struct lbomp__pstats {
         uint32_t gossip_rounds; /* rounds in which a message of the kind "gossip" was sent */
         double span_s;          /* critical path: sum over rounds of the slowest worker */
         uint32_t packs;         /* packdrop: packs formed */
+        double pack_max;        /* packdrop: cost of the largest pack */
         uint32_t rejected;      /* offers rejected by their target */
         uint32_t forced;        /* packdrop: packs sent forced */
+        uint32_t withdrawn;     /* packdrop: packs that stayed home (no target could help) */
         uint32_t attempts;      /* refine: attempts with different factors */
         double factor;          /* refine: the factor that succeeded */
 };

@@ -56,11 +56,9 @@ struct pd {
         struct lbomp__gossip g;
         uint32_t m;      /* own tasks */
         uint32_t *own;   /* their snapshot indices, ascending */
-        uint32_t *via;   /* [m] target of the pack a task leaves in, NOWHERE if it stays */
         uint32_t *ptask; /* tasks of the packs, pack after pack (snapshot indices) */
         struct pack *pk;
         uint32_t npk, unplaced;
-        double *bytes_to; /* [P] scratch: link bytes from a pack to each worker */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -98,53 +96,24 @@ static int by_cost(const void *a, const void *b, void *arg)
         return lighter(arg, x, y) ? -1 : lighter(arg, y, x) ? 1 : 0;
 }
 
-/* A min-heap of snapshot task indices keyed by cost; entries are dropped lazily when taken. */
-struct heap {
-        uint32_t *v;
-        uint32_t n;
-        const double *cost;
-};
-
-static void heap_push(struct heap *h, uint32_t t)
-{
-        uint32_t i = h->n++;
-        h->v[i] = t;
-        while (i && lighter(h->cost, h->v[i], h->v[(i - 1) / 2])) {
-                uint32_t p = (i - 1) / 2, x = h->v[p];
-                h->v[p] = h->v[i];
-                h->v[i] = x;
-                i = p;
-        }
-}
-
-static uint32_t heap_pop(struct heap *h)
-{
-        uint32_t top = h->v[0];
-        h->v[0] = h->v[--h->n];
-        for (uint32_t i = 0;;) {
-                uint32_t l = 2 * i + 1, m = i;
-                if (l < h->n && lighter(h->cost, h->v[l], h->v[m]))
-                        m = l;
-                if (l + 1 < h->n && lighter(h->cost, h->v[l + 1], h->v[m]))
-                        m = l + 1;
-                if (m == i)
-                        break;
-                uint32_t x = h->v[m];
-                h->v[m] = h->v[i];
-                h->v[i] = x;
-                i = m;
-        }
-        return top;
-}
-
+/*
+ * Connected assembly (the locality extension). A pack grows breadth-first through the links from
+ * its first task (a FIFO of neighbours still here), so it is a connected piece; a new pack starts
+ * from the task most recently found next to one that left (a LIFO), so that consecutive packs
+ * continue the same run; the first starts from the lightest boundary task (one that talks to
+ * another worker). The order inside a run does not look at measured costs: choosing the lightest
+ * neighbour each time would ship exactly the tasks whose costs were measured too low (noise on a
+ * loaded machine), and the sender would end lighter, the receiver heavier than predicted.
+ */
 struct assembly {
         struct pd *st;
         const struct lbomp__snap *s;
         bool linked;
-        uint32_t *sorted; /* own tasks lightest first (the plain order, and the fallback) */
+        uint32_t *sorted; /* own tasks lightest first (the paper's order, and the fallback) */
         uint32_t next;    /* cursor in sorted */
         uint8_t *taken;   /* [m] */
-        struct heap seeds, frontier;
+        uint32_t *fifo, fhead, fn; /* frontier of the open pack */
+        uint32_t *stack, sn;       /* where the next pack starts */
 };
 
 static bool remaining(const struct assembly *a, uint32_t t)
@@ -152,33 +121,53 @@ static bool remaining(const struct assembly *a, uint32_t t)
         return !a->taken[own_index(a->st, t)];
 }
 
-/* The next task of the open pack; sets *fresh when it cannot extend the open pack (a new connected
- * piece starts). */
+/* A task heavier than the worker's excess over the average: moving it moves the overload. */
+static bool too_heavy(const struct assembly *a, uint32_t t)
+{
+        return a->s->cost[t] > a->st->load - a->st->avg;
+}
+
+static uint32_t lightest_left(struct assembly *a)
+{
+        while (a->next < a->st->m && !remaining(a, a->sorted[a->next]))
+                a->next++;
+        return a->next < a->st->m ? a->sorted[a->next] : NOWHERE;
+}
+
+/*
+ * The next task; sets *fresh when it cannot extend the open pack (a new piece starts). Without
+ * links: lightest first (the paper). With links: the open pack's frontier, then the seed stack,
+ * skipping tasks heavier than the worker's excess over the average (moving one only moves the
+ * overload); then the lightest task left, so those come last, as in the paper's order. Skipping
+ * on a lower bar (say, tasks heavier than s) would be cherry-picking again: the tasks left behind
+ * would be those measured too high.
+ */
 static uint32_t next_task(struct assembly *a, bool open, bool *fresh)
 {
         *fresh = false;
         if (a->linked) {
-                while (open && a->frontier.n) {
-                        uint32_t t = heap_pop(&a->frontier);
-                        if (remaining(a, t))
-                                return t;
+                while (open && a->fhead < a->fn) {
+                        uint32_t t = a->fifo[a->fhead];
+                        if (!remaining(a, t)) {
+                                a->fhead++;
+                                continue;
+                        }
+                        if (too_heavy(a, t))
+                                break;
+                        a->fhead++;
+                        return t;
                 }
                 *fresh = open;
-                while (a->seeds.n) {
-                        uint32_t t = heap_pop(&a->seeds);
-                        if (remaining(a, t))
+                while (a->sn) {
+                        uint32_t t = a->stack[--a->sn];
+                        if (remaining(a, t) && !too_heavy(a, t))
                                 return t;
                 }
         }
-        while (a->next < a->st->m) {
-                uint32_t t = a->sorted[a->next++];
-                if (remaining(a, t))
-                        return t;
-        }
-        return NOWHERE; /* cannot happen: the caller keeps one task */
+        return lightest_left(a);
 }
 
-/* The task leaves: its local neighbours become boundary (seeds) and join the pack's frontier. */
+/* The task leaves: its neighbours still here join the pack's frontier and the seed stack. */
 static void take(struct assembly *a, uint32_t t)
 {
         const struct lbomp__snap *s = a->s;
@@ -189,8 +178,8 @@ static void take(struct assembly *a, uint32_t t)
                 uint32_t b = s->link_dst[k];
                 int64_t j = own_index(a->st, b);
                 if (j >= 0 && !a->taken[j]) {
-                        heap_push(&a->frontier, b);
-                        heap_push(&a->seeds, b);
+                        a->fifo[a->fn++] = b;
+                        a->stack[a->sn++] = b;
                 }
         }
 }
@@ -209,34 +198,30 @@ static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
         a.taken = lbomp__dc_alloc(dc, self, m);
         st->ptask = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->ptask);
         st->pk = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->pk);
-        st->via = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->via);
         if (a.linked) {
-                a.seeds.v = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.seeds.v);
-                a.frontier.v = lbomp__dc_alloc(dc, self, (local_links + 1) * sizeof(uint32_t));
+                a.stack = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.stack);
+                a.fifo = lbomp__dc_alloc(dc, self, (local_links + 1) * sizeof *a.fifo);
         }
-        if (!a.sorted || !a.taken || !st->ptask || !st->pk || !st->via ||
-            (a.linked && (!a.seeds.v || !a.frontier.v)))
+        if (!a.sorted || !a.taken || !st->ptask || !st->pk || (a.linked && (!a.stack || !a.fifo)))
                 return -ENOMEM;
-        a.seeds.cost = a.frontier.cost = s->cost;
         memcpy(a.sorted, st->own, (size_t)m * sizeof *a.sorted);
         qsort_r(a.sorted, m, sizeof *a.sorted, by_cost, (void *)s->cost);
-        for (uint32_t i = 0; i < m; i++)
-                st->via[i] = NOWHERE;
-        if (a.linked) /* the boundary: tasks that talk to another worker */
-                for (uint32_t i = 0; i < m; i++) {
-                        uint32_t t = st->own[i];
-                        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++)
-                                if (own_index(st, s->link_dst[k]) < 0) {
-                                        heap_push(&a.seeds, t);
-                                        break;
-                                }
-                }
+        /* The boundary, heaviest first on the stack so that the lightest is on top. */
+        for (uint32_t i = m; a.linked && i-- > 0;) {
+                uint32_t t = a.sorted[i];
+                for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++)
+                        if (own_index(st, s->link_dst[k]) < 0) {
+                                a.stack[a.sn++] = t;
+                                break;
+                        }
+        }
         /*
-         * The paper's Algorithm 1: lightest task first into the open pack, the worker's load
-         * reduced by it; the pack closes when its cost exceeds s; stop as soon as the load is
-         * within (1 + v) × avg, and ship the last, partial pack too. (The thesis code takes the
-         * heaviest first and never resets its pack accumulator; POLICIES.md calls that a bug and
-         * follows the text, and so do we.) One task always stays: moving a worker's last task
+         * The paper's Algorithm 1: lightest task first (runs of linked tasks when there are
+         * links, above) into the open pack, the worker's load reduced by it; the pack closes when
+         * its cost exceeds s; stop as soon as the load is within (1 + v) × avg, and ship the last,
+         * partial pack too. (The thesis code takes the heaviest first and never resets its pack
+         * accumulator; POLICIES.md calls that a bug and follows the text, and so do we.) One task
+         * always stays: moving a worker's last task
          * only moves its overload elsewhere (the rule DistributedLB follows too).
          */
         uint32_t left = m, n = 0;
@@ -251,7 +236,7 @@ static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                 if (!open) {
                         open = &st->pk[st->npk++];
                         *open = (struct pack){.first = n, .target = NOWHERE};
-                        a.frontier.n = 0;
+                        a.fhead = a.fn = 0;
                 }
                 st->ptask[n++] = t;
                 open->n++;
@@ -263,7 +248,8 @@ static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                         open = NULL;
         }
         st->unplaced = st->npk;
-        lbomp__dc_count(dc, self, LBOMP__DC_PACKS, st->npk);
+        for (uint32_t i = 0; i < st->npk; i++)
+                lbomp__dc_count_pack(dc, self, st->pk[i].cost);
         return 0;
 }
 
@@ -296,46 +282,48 @@ static bool refused(const struct pack *p, uint32_t w)
         return false;
 }
 
-/* Link bytes from the pack's tasks to each worker that holds (or will hold) their neighbours. */
-static uint32_t pack_affinity(struct pd *st, const struct lbomp__snap *s, uint32_t self,
-                              const struct pack *p, uint32_t *touched)
+/* Uniformly, or with probability proportional to the room each has under ub. */
+static uint32_t draw(struct pd *st, struct lbomp__rng *r, const uint32_t *cand, uint32_t nc)
 {
-        uint32_t nt = 0;
-        if (!s->link_off)
-                return 0;
-        for (uint32_t i = p->first; i < p->first + p->n; i++) {
-                uint32_t t = st->ptask[i];
-                for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
-                        uint32_t b = s->link_dst[k], w = s->worker[b];
-                        if (w == self) {
-                                int64_t j = own_index(st, b);
-                                w = j >= 0 ? st->via[j] : NOWHERE;
-                        }
-                        if (w == NOWHERE || w == self || !(s->link_bytes[k] > 0))
-                                continue;
-                        if (st->bytes_to[w] == 0)
-                                touched[nt++] = w;
-                        st->bytes_to[w] += s->link_bytes[k];
-                }
+        double total = 0;
+        for (uint32_t i = 0; i < nc; i++) {
+                double room = st->ub - known_load(st, cand[i]);
+                total += room > 0 ? room : 0;
         }
-        return nt;
+        if (!(total > 0))
+                return cand[lbomp__rng_below(r, nc)];
+        double x = lbomp__rng_unit(r) * total, acc = 0;
+        for (uint32_t i = 0; i < nc; i++) {
+                double room = st->ub - known_load(st, cand[i]);
+                acc += room > 0 ? room : 0;
+                if (x < acc)
+                        return cand[i];
+        }
+        return cand[nc - 1];
 }
 
 /*
- * A target for a normal offer: a random receiver among those heard of whose load + s < ub and that
- * did not refuse this pack. Locality extension: among those, the one the pack's links point to
- * most, else one on the sender's node, else one on the nearest node. If none qualifies, a random
- * other worker (the paper's fallback).
+ * A target for a normal offer: a receiver heard of whose load + s < ub and that did not refuse
+ * this pack, drawn with probability proportional to its room under ub (as GrapevineLB draws; a
+ * uniform draw, which the paper implies, sends as many packs to a nearly full receiver as to an
+ * empty one, and the collisions turn into rejections and forced packs). Locality extension: only
+ * those on the sender's node, else on the nearest node. If none qualifies, a random other worker
+ * (the paper's fallback). (Preferring the receiver that holds the pack's linked tasks was tried:
+ * every sender then chains its packs onto one receiver and the collisions cost more balance than
+ * the links gained.)
  */
 static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self,
-                            const struct pack *p, uint32_t *cand, uint32_t *touched)
+                            const struct pack *p, uint32_t *cand)
 {
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         struct lbomp__rng *r = lbomp__dc_rng(dc, self);
         uint32_t P = s->nworkers, nc = 0;
+        /* The first offer follows POLICIES.md (load + s < ub); a retry knows the pack and asks
+         * for room for its actual cost. */
+        double need = p->tries == 0 || p->cost < st->s ? st->s : p->cost;
         for (uint32_t i = 0; i < st->g.n; i++) {
                 uint32_t w = st->g.e[i].id;
-                if (w != self && !refused(p, w) && st->g.e[i].load + st->s < st->ub)
+                if (w != self && !refused(p, w) && st->g.e[i].load + need < st->ub)
                         cand[nc++] = w;
         }
         if (nc == 0) {
@@ -349,17 +337,7 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
                 } while (refused(p, w) && ++guard < 16);
                 return w;
         }
-        /* Links first: the candidate with the most link bytes to the pack. */
-        uint32_t nt = pack_affinity(st, s, self, p, touched), best = NOWHERE;
-        double bb = 0;
-        for (uint32_t i = 0; i < nc; i++)
-                if (st->bytes_to[cand[i]] > bb)
-                        bb = st->bytes_to[cand[i]], best = cand[i];
-        for (uint32_t i = 0; i < nt; i++)
-                st->bytes_to[touched[i]] = 0;
-        if (best != NOWHERE)
-                return best;
-        /* Then the nearest node (the sender's own first), uniformly among those. */
+        /* Locality: the nearest node (the sender's own first). */
         if (s->dist && s->wnode && s->nnodes > 1) {
                 int32_t me = s->wnode[self];
                 double dmin = INFINITY;
@@ -373,24 +351,34 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
                                 cand[k++] = cand[i];
                 nc = k;
         }
-        return cand[lbomp__rng_below(r, nc)];
+        return draw(st, r, cand, nc);
 }
 
-/* A forced pack goes to the least loaded worker in the sender's view (a random other worker if it
- * knows none): POLICIES.md does not name the target, and this one bounds the overshoot. */
-static uint32_t pick_forced(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
+/*
+ * A forced pack must be accepted, so its target matters. POLICIES.md names none; we take the
+ * lesser loaded (in the sender's view, which replies keep fresh) of two workers drawn at random
+ * among those the pack fits on (view + cost <= ub), else among those whose view is below the
+ * sender's remaining load, the only ones to which a move lowers the larger of the two loads. Two
+ * random choices keep senders that force at the same time from piling onto one least loaded
+ * worker. When neither kind of worker is known, forcing could only move the overload: the pack is
+ * withdrawn (it stays home) instead; the protocol still ends, and never makes the maximum worse.
+ */
+static uint32_t pick_forced(struct pd *st, struct lbomp__dctx *dc, uint32_t self, double cost,
+                            uint32_t *cand)
 {
-        uint32_t best = NOWHERE;
-        double bl = INFINITY;
+        uint32_t nc = 0;
         for (uint32_t i = 0; i < st->g.n; i++)
-                if (st->g.e[i].id != self && st->g.e[i].load < bl)
-                        bl = st->g.e[i].load, best = st->g.e[i].id;
-        if (best == NOWHERE) {
-                uint32_t P = lbomp__dc_snap(dc)->nworkers;
-                best = lbomp__rng_below(lbomp__dc_rng(dc, self), P - 1);
-                best += best >= self;
-        }
-        return best;
+                if (st->g.e[i].id != self && st->g.e[i].load + cost <= st->ub)
+                        cand[nc++] = st->g.e[i].id;
+        for (uint32_t i = 0; nc == 0 && i < st->g.n; i++)
+                if (st->g.e[i].id != self && st->g.e[i].load < st->load)
+                        cand[nc++] = st->g.e[i].id;
+        if (nc == 0)
+                return NOWHERE;
+        struct lbomp__rng *r = lbomp__dc_rng(dc, self);
+        uint32_t a = cand[lbomp__rng_below(r, nc)], b = cand[lbomp__rng_below(r, nc)];
+        double la = known_load(st, a), lb = known_load(st, b);
+        return lb < la || (lb == la && b < a) ? b : a;
 }
 
 static void place(struct pd *st, struct lbomp__dctx *dc, struct pack *p, uint32_t target)
@@ -402,24 +390,23 @@ static void place(struct pd *st, struct lbomp__dctx *dc, struct pack *p, uint32_
         st->unplaced--;
 }
 
-static void mark_via(struct pd *st, const struct pack *p, uint32_t target)
-{
-        for (uint32_t i = p->first; i < p->first + p->n; i++)
-                st->via[own_index(st, st->ptask[i])] = target;
-}
-
 /* Offers pack p, normally while it has normal offers left, else forced (placed at once). */
-static int offer(struct pd *st, struct lbomp__dctx *dc, uint32_t self, uint32_t pi, uint32_t *cand,
-                 uint32_t *touched)
+static int offer(struct pd *st, struct lbomp__dctx *dc, uint32_t self, uint32_t pi, uint32_t *cand)
 {
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         struct pack *p = &st->pk[pi];
         uint32_t normal = s->params && s->params->retries >= 0 ? (uint32_t)s->params->retries : 2;
         bool forced = p->tries >= normal;
-        uint32_t to =
-                forced ? pick_forced(st, dc, self) : pick_normal(st, dc, self, p, cand, touched);
-        if (to == NOWHERE)
+        uint32_t to = forced ? pick_forced(st, dc, self, p->cost, cand)
+                             : pick_normal(st, dc, self, p, cand);
+        if (to == NOWHERE) { /* no worker at all (P = 1), or a forced pack that cannot help */
+                st->load += p->cost;
+                p->target = self;
+                p->state = PK_PLACED;
+                st->unplaced--;
+                lbomp__dc_count(dc, self, LBOMP__DC_WITHDRAWN, 1);
                 return 0;
+        }
         struct offer o = {.pack = pi, .ntasks = p->n, .cost = p->cost};
         int rc = lbomp__dc_send(dc, self, to, forced ? K_FORCED : K_OFFER, &o, sizeof o);
         if (rc < 0)
@@ -427,7 +414,6 @@ static int offer(struct pd *st, struct lbomp__dctx *dc, uint32_t self, uint32_t 
         double v = known_load(st, to);
         if (!isnan(v))
                 view_set(st, to, v + p->cost);
-        mark_via(st, p, to);
         p->target = to;
         if (forced) {
                 lbomp__dc_count(dc, self, LBOMP__DC_FORCED, 1);
@@ -484,9 +470,6 @@ static int roles(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
         if (rc < 0)
                 return rc;
         if (st->load > st->ub) {
-                st->bytes_to = lbomp__dc_alloc(dc, self, (size_t)s->nworkers * sizeof(double));
-                if (!st->bytes_to)
-                        return -ENOMEM;
                 if ((rc = assemble(st, dc, self)) < 0)
                         return rc;
                 st->sender = st->npk > 0;
@@ -502,11 +485,13 @@ static int roles(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
 static int batch_send(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
 {
         uint32_t P = lbomp__dc_snap(dc)->nworkers;
-        uint32_t *cand = lbomp__dc_alloc(dc, self, 2 * (size_t)P * sizeof *cand);
+        uint32_t *cand = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *cand);
         if (!cand)
                 return -ENOMEM;
-        for (uint32_t i = 0; i < st->npk; i++) {
-                int rc = offer(st, dc, self, i, cand, cand + P);
+        /* Heaviest pack first (assembly made them lightest first): the large ones get the pick
+         * of the rooms, as in first-fit decreasing; the paper leaves the order open. */
+        for (uint32_t i = st->npk; i-- > 0;) {
+                int rc = offer(st, dc, self, i, cand);
                 if (rc < 0)
                         return rc;
         }
@@ -549,11 +534,11 @@ static int exchange(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                         p->refused[(p->tries - 1) % REMEMBER] = m->from;
                         if (!cand) {
                                 uint32_t P = lbomp__dc_snap(dc)->nworkers;
-                                cand = lbomp__dc_alloc(dc, self, 2 * (size_t)P * sizeof *cand);
+                                cand = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *cand);
                                 if (!cand)
                                         return -ENOMEM;
                         }
-                        rc = offer(st, dc, self, r.pack, cand, cand + lbomp__dc_snap(dc)->nworkers);
+                        rc = offer(st, dc, self, r.pack, cand);
                 }
                 if (rc < 0)
                         return rc;

@@ -227,6 +227,7 @@ typedef struct lbomp_lb_stats {
         uint32_t packs;           /* packdrop: packs formed by the overloaded workers */
         uint32_t offers_rejected; /* offers (of a pack or a task) refused by their target */
         uint32_t packs_forced;    /* packdrop: packs sent forced after their normal offers */
+        uint32_t packs_withdrawn; /* packdrop: packs kept home (no target could take them) */
         double span_s; /* critical path of the decision: Σ over rounds of the slowest worker */
         const char *kind_name[LBOMP_MSG_KINDS];  /* names of the message kinds, static; NULL after
                                                     the last */

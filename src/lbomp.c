@@ -977,6 +977,7 @@ static void lb_step(struct lbomp *lb, int self)
                 rec->pub.packs = rec->ps.packs;
                 rec->pub.offers_rejected = rec->ps.rejected;
                 rec->pub.packs_forced = rec->ps.forced;
+                rec->pub.packs_withdrawn = rec->ps.withdrawn;
                 rec->pub.span_s = rec->ps.span_s;
                 for (int k = 0;
                      k < LBOMP_MSG_KINDS && rec->ps.msg_kind_names && rec->ps.msg_kind_names[k];
@@ -1093,9 +1094,9 @@ static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
                         (unsigned long long)r->kind_messages[k]);
         fprintf(out,
                 "), rounds %u (gossip %u, collectives %u), packs %u, rejected %u, forced %u, "
-                "span %.3g s\n",
+                "withdrawn %u, span %.3g s\n",
                 r->rounds, r->gossip_rounds, r->collectives, r->packs, r->offers_rejected,
-                r->packs_forced, r->span_s);
+                r->packs_forced, r->packs_withdrawn, r->span_s);
 }
 
 /* One line: "energy: <reader note>; packages J over s, W; per domain J" or "energy: unavailable:
@@ -1281,9 +1282,11 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                                         (unsigned long long)r->pub.kind_messages[k]);
                         fprintf(out,
                                 "},\"gossip_rounds\":%u,\"collectives\":%u,\"packs\":%u,"
-                                "\"offers_rejected\":%u,\"packs_forced\":%u,\"span_s\":",
+                                "\"offers_rejected\":%u,\"packs_forced\":%u,"
+                                "\"packs_withdrawn\":%u,\"span_s\":",
                                 r->pub.gossip_rounds, r->pub.collectives, r->pub.packs,
-                                r->pub.offers_rejected, r->pub.packs_forced);
+                                r->pub.offers_rejected, r->pub.packs_forced,
+                                r->pub.packs_withdrawn);
                         json_num(out, r->pub.span_s);
                 }
                 fputc('}', out);

@@ -99,11 +99,12 @@ static int by_cost(const void *a, const void *b, void *arg)
 /*
  * Connected assembly (the locality extension). A pack grows breadth-first through the links from
  * its first task (a FIFO of neighbours still here), so it is a connected piece; a new pack starts
- * from the task most recently found next to one that left (a LIFO), so that consecutive packs
- * continue the same run; the first starts from the lightest boundary task (one that talks to
- * another worker). The order inside a run does not look at measured costs: choosing the lightest
- * neighbour each time would ship exactly the tasks whose costs were measured too low (noise on a
- * loaded machine), and the sender would end lighter, the receiver heavier than predicted.
+ * from the task found earliest next to one that left (a second FIFO, over the whole assembly), so
+ * that the region that leaves grows breadth-first from the boundary without leaving holes; the
+ * first starts from the lightest boundary task (one that talks to another worker). The order inside
+ * a run does not look at measured costs: choosing the lightest neighbour each time would ship
+ * exactly the tasks whose costs were measured too low (noise on a loaded machine), and the sender
+ * would end lighter, the receiver heavier than predicted.
  */
 struct assembly {
         struct pd *st;
@@ -112,8 +113,8 @@ struct assembly {
         uint32_t *sorted; /* own tasks lightest first (the paper's order, and the fallback) */
         uint32_t next;    /* cursor in sorted */
         uint8_t *taken;   /* [m] */
-        uint32_t *fifo, fhead, fn; /* frontier of the open pack */
-        uint32_t *stack, sn;       /* where the next pack starts */
+        uint32_t *fifo, fhead, fn;  /* frontier of the open pack */
+        uint32_t *seeds, shead, sn; /* where the next pack starts */
 };
 
 static bool remaining(const struct assembly *a, uint32_t t)
@@ -136,7 +137,7 @@ static uint32_t lightest_left(struct assembly *a)
 
 /*
  * The next task; sets *fresh when it cannot extend the open pack (a new piece starts). Without
- * links: lightest first (the paper). With links: the open pack's frontier, then the seed stack,
+ * links: lightest first (the paper). With links: the open pack's frontier, then the seeds,
  * skipping tasks heavier than the worker's excess over the average (moving one only moves the
  * overload); then the lightest task left, so those come last, as in the paper's order. Skipping
  * on a lower bar (say, tasks heavier than s) would be cherry-picking again: the tasks left behind
@@ -158,8 +159,8 @@ static uint32_t next_task(struct assembly *a, bool open, bool *fresh)
                         return t;
                 }
                 *fresh = open;
-                while (a->sn) {
-                        uint32_t t = a->stack[--a->sn];
+                while (a->shead < a->sn) {
+                        uint32_t t = a->seeds[a->shead++];
                         if (remaining(a, t) && !too_heavy(a, t))
                                 return t;
                 }
@@ -167,7 +168,7 @@ static uint32_t next_task(struct assembly *a, bool open, bool *fresh)
         return lightest_left(a);
 }
 
-/* The task leaves: its neighbours still here join the pack's frontier and the seed stack. */
+/* The task leaves: its neighbours still here join the pack's frontier and the seeds. */
 static void take(struct assembly *a, uint32_t t)
 {
         const struct lbomp__snap *s = a->s;
@@ -179,7 +180,7 @@ static void take(struct assembly *a, uint32_t t)
                 int64_t j = own_index(a->st, b);
                 if (j >= 0 && !a->taken[j]) {
                         a->fifo[a->fn++] = b;
-                        a->stack[a->sn++] = b;
+                        a->seeds[a->sn++] = b;
                 }
         }
 }
@@ -199,19 +200,19 @@ static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
         st->ptask = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->ptask);
         st->pk = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->pk);
         if (a.linked) {
-                a.stack = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.stack);
+                a.seeds = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.seeds);
                 a.fifo = lbomp__dc_alloc(dc, self, (local_links + 1) * sizeof *a.fifo);
         }
-        if (!a.sorted || !a.taken || !st->ptask || !st->pk || (a.linked && (!a.stack || !a.fifo)))
+        if (!a.sorted || !a.taken || !st->ptask || !st->pk || (a.linked && (!a.seeds || !a.fifo)))
                 return -ENOMEM;
         memcpy(a.sorted, st->own, (size_t)m * sizeof *a.sorted);
         qsort_r(a.sorted, m, sizeof *a.sorted, by_cost, (void *)s->cost);
-        /* The boundary, heaviest first on the stack so that the lightest is on top. */
-        for (uint32_t i = m; a.linked && i-- > 0;) {
+        /* The boundary, lightest first. */
+        for (uint32_t i = 0; a.linked && i < m; i++) {
                 uint32_t t = a.sorted[i];
                 for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++)
                         if (own_index(st, s->link_dst[k]) < 0) {
-                                a.stack[a.sn++] = t;
+                                a.seeds[a.sn++] = t;
                                 break;
                         }
         }
@@ -282,20 +283,37 @@ static bool refused(const struct pack *p, uint32_t w)
         return false;
 }
 
-/* Uniformly, or with probability proportional to the room each has under ub. */
-static uint32_t draw(struct pd *st, struct lbomp__rng *r, const uint32_t *cand, uint32_t nc)
+/*
+ * A candidate's weight: its room under ub in the sender's view, divided by the square of the
+ * distance from the sender's node to its node (local = 1), so that receivers on the sender's node
+ * are preferred (the locality extension) without being the only ones drawn: restricting the draw
+ * to the nearest node crowds its few receivers and the rejections cost more balance and messages
+ * than the locality gains.
+ */
+static double weight(const struct pd *st, const struct lbomp__snap *s, uint32_t self, uint32_t w)
+{
+        double room = st->ub - known_load(st, w);
+        if (!(room > 0))
+                return 0;
+        if (s->dist && s->wnode && s->nnodes > 1) {
+                double d = s->dist[s->wnode[self] * (int32_t)s->nnodes + s->wnode[w]];
+                if (d > 0)
+                        room /= d * d;
+        }
+        return room;
+}
+
+static uint32_t draw(struct pd *st, const struct lbomp__snap *s, uint32_t self,
+                     struct lbomp__rng *r, const uint32_t *cand, uint32_t nc)
 {
         double total = 0;
-        for (uint32_t i = 0; i < nc; i++) {
-                double room = st->ub - known_load(st, cand[i]);
-                total += room > 0 ? room : 0;
-        }
+        for (uint32_t i = 0; i < nc; i++)
+                total += weight(st, s, self, cand[i]);
         if (!(total > 0))
                 return cand[lbomp__rng_below(r, nc)];
         double x = lbomp__rng_unit(r) * total, acc = 0;
         for (uint32_t i = 0; i < nc; i++) {
-                double room = st->ub - known_load(st, cand[i]);
-                acc += room > 0 ? room : 0;
+                acc += weight(st, s, self, cand[i]);
                 if (x < acc)
                         return cand[i];
         }
@@ -306,11 +324,11 @@ static uint32_t draw(struct pd *st, struct lbomp__rng *r, const uint32_t *cand, 
  * A target for a normal offer: a receiver heard of whose load + s < ub and that did not refuse
  * this pack, drawn with probability proportional to its room under ub (as GrapevineLB draws; a
  * uniform draw, which the paper implies, sends as many packs to a nearly full receiver as to an
- * empty one, and the collisions turn into rejections and forced packs). Locality extension: only
- * those on the sender's node, else on the nearest node. If none qualifies, a random other worker
- * (the paper's fallback). (Preferring the receiver that holds the pack's linked tasks was tried:
- * every sender then chains its packs onto one receiver and the collisions cost more balance than
- * the links gained.)
+ * empty one, and the collisions turn into rejections and forced packs), weighted towards the
+ * sender's node (weight() above). If none qualifies, a random other worker (the paper's
+ * fallback). (Preferring the receiver that holds the pack's linked tasks was tried: every sender
+ * then chains its packs onto one receiver, and the collisions cost more balance than the links
+ * gained.)
  */
 static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self,
                             const struct pack *p, uint32_t *cand)
@@ -337,21 +355,7 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
                 } while (refused(p, w) && ++guard < 16);
                 return w;
         }
-        /* Locality: the nearest node (the sender's own first). */
-        if (s->dist && s->wnode && s->nnodes > 1) {
-                int32_t me = s->wnode[self];
-                double dmin = INFINITY;
-                for (uint32_t i = 0; i < nc; i++) {
-                        double d = s->dist[me * (int32_t)s->nnodes + s->wnode[cand[i]]];
-                        dmin = d < dmin ? d : dmin;
-                }
-                uint32_t k = 0;
-                for (uint32_t i = 0; i < nc; i++)
-                        if (s->dist[me * (int32_t)s->nnodes + s->wnode[cand[i]]] == dmin)
-                                cand[k++] = cand[i];
-                nc = k;
-        }
-        return draw(st, r, cand, nc);
+        return draw(st, s, self, r, cand, nc);
 }
 
 /*

@@ -203,7 +203,9 @@ int lbomp__dec_prepare(struct lbomp__dec *d, const struct lbomp__policy *p,
                 for (struct chunk *c = w->arena; c; c = c->next)
                         c->used = 0;
                 w->arena_cur = w->arena;
-                lbomp__rng_seed(&w->rng, s->seed ^ (uint64_t)i);
+                /* seed ^ worker, the worker spread over 64 bits: with a plain seed ^ i, seeds
+                 * that differ in their low bits would only permute the workers' streams. */
+                lbomp__rng_seed(&w->rng, s->seed ^ (0x9e3779b97f4a7c15ull * (i + 1)));
                 w->seq = w->kind_mask = w->red_mask = 0;
                 w->sent = 0;
                 memset(w->kind_sent, 0, sizeof w->kind_sent);

@@ -87,7 +87,8 @@ int lbomp__dc_send(struct lbomp__dctx *dc, uint32_t self, uint32_t to, uint32_t 
 /* The messages delivered to `self` this round, sorted by (from, seq); returns their count. */
 size_t lbomp__dc_inbox(struct lbomp__dctx *dc, uint32_t self, const struct lbomp__msg **msgs);
 
-/* The worker's own random numbers, seeded from the snapshot seed ^ self at prepare. */
+/* The worker's own random numbers, seeded at prepare from the snapshot seed ^ (self spread over
+ * 64 bits), so that every worker has its own stream and every seed its own set of streams. */
 struct lbomp__rng *lbomp__dc_rng(struct lbomp__dctx *dc, uint32_t self);
 
 /*

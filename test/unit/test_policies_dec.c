@@ -180,10 +180,13 @@ static void test_packdrop_reaches_bound(void)
 
 static void test_fewer_messages_than_distributed(void)
 {
-        /* Real imbalance, 2,000 tasks on 16 virtual workers. (On a snapshot that is nearly
-         * balanced both send mostly gossip and either may send more.) */
-        static const enum synth_load loads[] = {SYNTH_LINEAR, SYNTH_HOTSPOT, SYNTH_LBTEST};
-        for (size_t l = 0; l < 3; l++)
+        /* Real imbalance, 2,000 tasks on 16 virtual workers. Not on the hotspot load: its hot
+         * tasks each cost more than a pack's target s, so every one travels alone and batching
+         * has nothing to save, while distributed gives up on most of them (it sends about as
+         * many messages there and ends at λ ≈ 1.5 where packdrop reaches 1.05). Nor on a
+         * snapshot that is nearly balanced: both send mostly gossip and either may send more. */
+        static const enum synth_load loads[] = {SYNTH_LINEAR, SYNTH_LBTEST};
+        for (size_t l = 0; l < 2; l++)
                 for (uint32_t k = 0; k <= 2; k += 2) {
                         struct synth y;
                         ASSERT_EQ(synth_make(&y, 2000, 16, 2, loads[l], k, 9), 0);

@@ -141,6 +141,24 @@ static int set_time(struct lbomp__config *c, const char *var, const char *s)
         return -EINVAL;
 }
 
+static int set_move_pages(struct lbomp__config *c, const char *var, const char *s)
+{
+        if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0) {
+                lbomp__set_error(true, "lbomp: %s='%s' is not valid; valid: on, off", var, s);
+                return -EINVAL;
+        }
+        bool on = strcmp(s, "on") == 0;
+        if (on && !lbomp__numa_ok()) {
+                lbomp__set_error(true,
+                                 "lbomp: %s=on is not possible here: the kernel has no NUMA "
+                                 "support (libnuma numa_available() < 0)",
+                                 var);
+                return -ENOTSUP;
+        }
+        c->move_pages = on;
+        return 0;
+}
+
 static int set_tolerance(struct lbomp__config *c, const char *var, const char *s)
 {
         double v;
@@ -182,6 +200,8 @@ static const struct var {
         {"LBOMP_STEAL", "off", "stealing within a step: off, node, all", set_steal},
         {"LBOMP_TIME", "cpu", "task time: cpu (wall scaled by the thread's CPU share) or wall",
          set_time},
+        {"LBOMP_MOVE_PAGES", "off",
+         "on: a migrating task's registered pages follow it (move_pages)", set_move_pages},
         {"LBOMP_TOLERANCE", "0.05", "overload allowed above the average, (0, 1]", set_tolerance},
         {"LBOMP_FANOUT", "2", "gossip fanout of decentralized policies, 1..64", set_fanout},
         {"LBOMP_RETRIES", "2", "packdrop: normal offers of a pack before a forced send",

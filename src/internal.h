@@ -65,7 +65,8 @@ struct lbomp__config {
         int verbose;
         char *topology; /* NULL: host */
         enum lbomp__steal steal;
-        bool time_wall; /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool time_wall;  /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool move_pages; /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
         struct lbomp__params params;
 };
 /* Fills defaults, then the environment. On a bad value: message + negative errno. */
@@ -88,6 +89,7 @@ struct lbomp__topo {
         int nnodes;         /* NUMA nodes (at least 1) */
         int *core_node;     /* [ncores] logical node index of each core */
         int *core_os;       /* [ncores] OS index of the core's first PU (host only), else -1 */
+        int *node_os;       /* [nnodes] OS index of each node (the kernel's node number) */
         double *dist;       /* [nnodes * nnodes], local = 1.0 */
         bool dist_measured; /* false: no matrix in the topology, 1.0 / 2.0 assumed */
         bool is_host;
@@ -123,7 +125,10 @@ struct lbomp__worker {
         void **data;                                /* [cap] their user pointers */
         uint32_t *victims;                          /* workers to steal from, nearest first */
         uint32_t nvictims;
-        uint64_t *ticks; /* [cap] ticks of tasks[i] this step, written by whoever ran it */
+        uint64_t *ticks;  /* [cap] ticks of tasks[i] this step, written by whoever ran it */
+        uint32_t *runner; /* [cap] worker that ran tasks[i] this step (stealing only) */
+        double scale;     /* this step's CPU share (LBOMP_TIME=cpu), read by owners of stolen
+                             tasks after the barrier */
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
@@ -138,6 +143,10 @@ struct lbomp__worker {
         uint64_t steps;     /* steps this worker has run */
         uint64_t win_steps; /* steps of the current window */
         uint64_t skipped;   /* tasks left when a thread broke out of the loop */
+        /* data moves of the current LB step (migrate.c), summed by the master */
+        uint32_t data_moves;
+        uint64_t data_bytes;
+        int data_error;
 };
 
 struct lbomp__task {
@@ -145,6 +154,8 @@ struct lbomp__task {
         uint64_t bytes;
         int32_t home;
         uint32_t worker; /* UINT32_MAX when removed */
+        void *mem;       /* registered memory that follows the task (migrate.c), or NULL */
+        size_t mem_bytes;
 };
 
 struct lbomp__link {
@@ -193,6 +204,15 @@ struct lbomp {
         lbomp_window_stats_t *win;
         size_t nwin, win_cap;
 
+        /* data with the task (migrate.c) */
+        lbomp_migrate_fn migrate_fn;
+        void *migrate_arg;
+        uint32_t *arrived;     /* [ntask] tasks that changed node, grouped by new worker */
+        uint32_t *arrived_off; /* [nworkers + 1] */
+        int32_t *arrived_from; /* [ntask] the node each one's data was on */
+        size_t arrived_cap;
+        bool data_pending; /* the team has page moves or callbacks to run */
+
         /* LB step scratch, reused */
         struct lbomp__dec *dec;
         struct lbomp__snapbuf *sb;
@@ -205,5 +225,19 @@ void lbomp__snapbuf_destroy(struct lbomp__snapbuf *b);
 /* Fills b from the runtime's current window; returns the snapshot (valid until the next call). */
 const struct lbomp__snap *lbomp__snapshot(struct lbomp *lb, struct lbomp__snapbuf *b, int *rc);
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b);
+
+/* lbomp.c: gives tasks added since the last step their worker now (as the next step would).
+ * One thread, no step running. 0 or -ENOMEM. */
+int lbomp__place_tasks(struct lbomp *lb);
+
+/* migrate.c: data with the task. */
+/* Master, after the plan is applied: lists the tasks whose data must follow them. Returns the
+ * count, or -ENOMEM. `from` is the node each task's data was on before the plan. */
+int lbomp__data_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest);
+/* Every worker of the team: moves the pages / calls the callback of the tasks that arrived to it.
+ */
+void lbomp__data_run(struct lbomp *lb, int self);
+/* Whether NUMA memory calls can work here (libnuma and kernel support). */
+bool lbomp__numa_ok(void);
 
 #endif

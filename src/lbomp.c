@@ -88,6 +88,7 @@ static void worker_free(struct lbomp__worker *w)
         free(w->tasks);
         free(w->data);
         free(w->ticks);
+        free(w->runner);
         free(w->victims);
 }
 
@@ -204,7 +205,8 @@ static int rebuild_deques(struct lbomp *lb)
                         uint32_t cap = w->n > 2 * w->cap ? w->n : 2 * w->cap;
                         if (cap < 16)
                                 cap = 16;
-                        if (GROW(w->tasks, cap) || GROW(w->data, cap) || GROW(w->ticks, cap))
+                        if (GROW(w->tasks, cap) || GROW(w->data, cap) || GROW(w->ticks, cap) ||
+                            GROW(w->runner, cap))
                                 return -ENOMEM;
                         w->cap = cap;
                 }
@@ -218,10 +220,21 @@ static int rebuild_deques(struct lbomp *lb)
                 w->tasks[w->n] = t;
                 w->data[w->n] = lb->task[t].data;
                 w->ticks[w->n] = 0;
+                w->runner[w->n] = wi;
                 w->n++;
         }
         lb->deques_dirty = false;
         return 0;
+}
+
+int lbomp__place_tasks(struct lbomp *lb)
+{
+        if (!lb->deques_dirty)
+                return 0;
+        int rc = rebuild_deques(lb);
+        if (rc == 0)
+                window_restart(lb);
+        return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -276,6 +289,9 @@ void lbomp_destroy(lbomp_t *lb)
         free(lb->link);
         free(lb->lb);
         free(lb->win);
+        free(lb->arrived);
+        free(lb->arrived_off);
+        free(lb->arrived_from);
         lbomp__dec_destroy(lb->dec);
         lbomp__snapbuf_destroy(lb->sb);
         lbomp__topo_free(&lb->topo);
@@ -564,8 +580,10 @@ static void *next_steal(lbomp_iter_t *it)
         struct lbomp *lb = it->lb;
         struct lbomp__worker *w = it->w;
         int64_t pos;
+        uint32_t self = (uint32_t)(w - lb->w);
         if (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
                 it->slot = &w->ticks[pos];
+                w->runner[pos] = self;
                 it->id = w->tasks[pos];
                 return w->data[pos];
         }
@@ -575,8 +593,11 @@ static void *next_steal(lbomp_iter_t *it)
                 while ((r = lbomp__deque_steal(&v->dq, &pos)) == LBOMP__LOST_RACE)
                         ;
                 if (r == LBOMP__TAKEN) {
+                        /* The slot is the victim's: the task's time stays the task's, and the
+                         * owner reads it after the step barrier with our CPU share (runner). */
                         w->win_stolen++;
                         it->slot = &v->ticks[pos];
+                        v->runner[pos] = self;
                         it->id = v->tasks[pos];
                         return v->data[pos];
                 }
@@ -612,11 +633,18 @@ void *lbomp_iter_next(lbomp_iter_t *it)
         return next_steal(it);
 }
 
-/* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. */
-static void aggregate(struct lbomp *lb, struct lbomp__worker *w, double scale)
+/* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. A
+ * stolen task was timed by its thief, so it is scaled by the thief's CPU share: the sum of task
+ * costs then equals the sum of the workers' time in tasks, whoever ran what. */
+static void aggregate(struct lbomp *lb, struct lbomp__worker *w)
 {
+        if (lb->cfg.steal == LBOMP__STEAL_OFF) {
+                for (uint32_t i = 0; i < w->n; i++)
+                        lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * w->scale;
+                return;
+        }
         for (uint32_t i = 0; i < w->n; i++)
-                lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * scale;
+                lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * lb->w[w->runner[i]].scale;
 }
 
 static void lb_step(struct lbomp *lb, int self);
@@ -645,6 +673,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 int64_t pos;
                 while (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
                         w->ticks[pos] = 0;
+                        w->runner[pos] = (uint32_t)(w - lb->w);
                         w->skipped++;
                 }
         }
@@ -660,6 +689,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
         if (span < (int64_t)it->busy)
                 span = (int64_t)it->busy;
         double tps = lb->clock.ticks_per_s;
+        w->scale = scale;
         w->win_busy_s += (double)it->busy * scale / tps;
         w->win_bg_s += (double)(span - (int64_t)it->busy) * scale / tps;
         w->steps++;
@@ -667,7 +697,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
         it->active = 0;
         int self = (int)(w - lb->w);
 #pragma omp barrier
-        aggregate(lb, w, scale);
+        aggregate(lb, w);
         bool due = w->win_steps >= (uint64_t)lb->cfg.period;
 #pragma omp master
         lb->steps++;
@@ -723,6 +753,15 @@ static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *
         ws->wall_s = lbomp__mono_s() - lb->win_wall0;
         for (int i = 0; i < lb->nworkers; i++)
                 ws->stolen += lb->w[i].win_stolen;
+        /* What the workers carried: `load` charges tasks to their owners (what the policy plans
+         * with); this charges them to the threads that ran them. */
+        double *run = malloc((size_t)lb->nworkers * sizeof *run);
+        if (!run)
+                return -ENOMEM;
+        for (int i = 0; i < lb->nworkers; i++)
+                run[i] = lb->w[i].win_busy_s + lb->w[i].win_bg_s;
+        ws->imbalance_run = lbomp__imbalance(run, (uint32_t)lb->nworkers, NULL, NULL);
+        free(run);
         return 0;
 }
 
@@ -743,21 +782,24 @@ static struct lbomp__lbrec *new_lbrec(struct lbomp *lb)
 static int apply_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest,
                       struct lbomp__lbrec *r)
 {
-        for (uint32_t t = 0; t < s->ntasks; t++) {
-                if (dest[t] == s->worker[t])
-                        continue;
-                r->pub.migrations++;
-                r->pub.migrated_bytes += s->bytes[t];
-                lb->task[s->id[t]].worker = dest[t];
-        }
-        return r->pub.migrations ? rebuild_deques(lb) : 0;
+        struct lbomp__moves m;
+        lbomp__moves(s, dest, &m);
+        r->pub.migrations = m.tasks;
+        r->pub.migrated_bytes = m.bytes;
+        r->pub.node_migrations = m.node_tasks;
+        r->pub.node_migrated_bytes = m.node_bytes;
+        r->pub.move_cost = m.cost;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                if (dest[t] != s->worker[t])
+                        lb->task[s->id[t]].worker = dest[t];
+        return m.tasks ? rebuild_deques(lb) : 0;
 }
 
 static void lb_step(struct lbomp *lb, int self)
 {
         static const struct lbomp__snap *snap; /* shared with the team between barriers */
         static struct lbomp__lbrec *rec;
-        static double t_decide;
+        static double t_decide, t_data;
         const struct lbomp__policy *pol = lb->cfg.policy;
         (void)self;
 #pragma omp master
@@ -836,6 +878,9 @@ static void lb_step(struct lbomp *lb, int self)
                 rec->pub.rounds = rec->ps.rounds;
                 if (apply_plan(lb, snap, dest, rec) < 0)
                         lb->lb_rc = -ENOMEM;
+                /* The snapshot still holds the old homes and workers: list the data to move. */
+                if (lbomp__data_plan(lb, snap, dest) < 0)
+                        lb->lb_rc = -ENOMEM;
                 rec->pub.apply_s = lbomp__mono_s() - t_apply;
                 if (lb->cfg.verbose)
                         fprintf(stderr,
@@ -845,8 +890,26 @@ static void lb_step(struct lbomp *lb, int self)
                                 rec->pub.imbalance_before, rec->pub.imbalance_after,
                                 rec->pub.migrations, rec->pub.decision_s);
                 window_restart(lb);
+                t_data = lbomp__mono_s();
         }
 #pragma omp barrier
+        if (lb->lb_rc == 0 && lb->data_pending) {
+                /* Every worker moves the data of the tasks it received, all at once. */
+                lbomp__data_run(lb, self);
+#pragma omp barrier
+#pragma omp master
+                {
+                        rec->pub.data_s = lbomp__mono_s() - t_data;
+                        for (int i = 0; i < lb->nworkers; i++) {
+                                const struct lbomp__worker *w = &lb->w[i];
+                                rec->pub.data_moves += w->data_moves;
+                                rec->pub.data_bytes += w->data_bytes;
+                                if (!rec->pub.data_error)
+                                        rec->pub.data_error = w->data_error;
+                        }
+                        lb->data_pending = false;
+                }
+        }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -934,6 +997,24 @@ static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t 
         }
 }
 
+struct data_totals {
+        uint64_t node_migrations, moves, bytes;
+        double move_cost, seconds;
+};
+
+static void data_totals(const struct lbomp *lb, struct data_totals *d)
+{
+        memset(d, 0, sizeof *d);
+        for (size_t i = 0; i < lb->nlb; i++) {
+                const lbomp_lb_stats_t *p = &lb->lb[i].pub;
+                d->node_migrations += p->node_migrations;
+                d->moves += p->data_moves;
+                d->bytes += p->data_bytes;
+                d->move_cost += p->move_cost;
+                d->seconds += p->data_s;
+        }
+}
+
 int lbomp_report(const lbomp_t *lb, FILE *out)
 {
         if (!lb || !out)
@@ -956,15 +1037,26 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
                 lb->nalive, lb->nlink);
-        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %s\n", "lb", "step", "policy",
-                "λ-before", "λ-after", "moves", "decide-s", "apply-s", "locality", "note");
+        fprintf(out, "  data: %s%s\n",
+                !lb->cfg.move_pages ? "pages stay (LBOMP_MOVE_PAGES=off)"
+                : lb->topo.is_host  ? "registered pages follow their task (move_pages)"
+                                    : "pages counted, not moved (the nodes are the profile's)",
+                lb->migrate_fn ? "; migrate callback set" : "");
+        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %6s %10s %10s %12s %12s %10s %s\n", "lb", "step",
+                "policy", "λ-before", "λ-after", "moves", "x-node", "move-cost", "decide-s",
+                "loc-before", "loc-after", "data-B", "note");
         for (size_t i = 0; i < lb->nlb; i++) {
                 const struct lbomp__lbrec *r = &lb->lb[i];
-                fprintf(out, "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %s\n", i,
-                        (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
-                        r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
-                        r->pub.apply_s, r->locality_after,
-                        r->pub.error ? lbomp_strerror(r->pub.error) : "");
+                fprintf(out,
+                        "  %4zu %6llu %-10s %7.3f %7.3f %6u %6u %10.4g %10.3g %12.4g %12.4g %10llu "
+                        "%s\n",
+                        i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
+                        r->pub.imbalance_after, r->pub.migrations, r->pub.node_migrations,
+                        r->pub.move_cost, r->pub.decision_s, r->locality_before, r->locality_after,
+                        (unsigned long long)r->pub.data_bytes,
+                        r->pub.error        ? lbomp_strerror(r->pub.error)
+                        : r->pub.data_error ? strerror(-r->pub.data_error)
+                                            : "");
         }
         uint64_t mig, msgs;
         double dec;
@@ -976,6 +1068,15 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 "window %.3f, last window %.3f\n",
                 lb->nlb, (unsigned long long)mig, dec, (unsigned long long)msgs, lam_first,
                 lam_last);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out,
+                "  locality: link cost first %.6g, last %.6g; %llu migrations across nodes, move "
+                "cost %.6g; data followed %llu tasks, %llu bytes in %.3g s\n",
+                lb->nlb ? lb->lb[0].locality_before : NAN,
+                lb->nlb ? lb->lb[lb->nlb - 1].locality_after : NAN,
+                (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
+                (unsigned long long)d.bytes, d.seconds);
         return 0;
 }
 
@@ -1002,7 +1103,18 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
                 (unsigned long long)lb->steps, lb->nalive, (unsigned long long)mig);
         json_num(out, dec);
-        fprintf(out, ",\"messages\":%llu,\"windows\":[", (unsigned long long)msgs);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out, ",\"messages\":%llu,\"node_migrations\":%llu,\"move_cost\":",
+                (unsigned long long)msgs, (unsigned long long)d.node_migrations);
+        json_num(out, d.move_cost);
+        fprintf(out, ",\"move_pages\":\"%s\",\"data_moves\":%llu,\"data_bytes\":%llu,\"data_s\":",
+                !lb->cfg.move_pages ? "off"
+                : lb->topo.is_host  ? "on"
+                                    : "counted",
+                (unsigned long long)d.moves, (unsigned long long)d.bytes);
+        json_num(out, d.seconds);
+        fprintf(out, ",\"windows\":[");
         for (size_t i = 0; i < lb->nwin; i++) {
                 fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",
                         (unsigned long long)lb->win[i].first_step,
@@ -1010,7 +1122,10 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, lb->win[i].imbalance);
                 fprintf(out, ",\"wall_s\":");
                 json_num(out, lb->win[i].wall_s);
-                fprintf(out, ",\"stolen\":%llu}", (unsigned long long)lb->win[i].stolen);
+                fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":",
+                        (unsigned long long)lb->win[i].stolen);
+                json_num(out, lb->win[i].imbalance_run);
+                fputs("}", out);
         }
         fprintf(out, "],\"lb_steps\":[");
         for (size_t i = 0; i < lb->nlb; i++) {
@@ -1029,6 +1144,13 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, r->locality_before);
                 fprintf(out, ",\"locality_after\":");
                 json_num(out, r->locality_after);
+                fprintf(out, ",\"node_migrations\":%u,\"move_cost\":", r->pub.node_migrations);
+                json_num(out, r->pub.move_cost);
+                fprintf(out,
+                        ",\"data_moves\":%u,\"data_bytes\":%llu,\"data_s\":", r->pub.data_moves,
+                        (unsigned long long)r->pub.data_bytes);
+                json_num(out, r->pub.data_s);
+                fprintf(out, ",\"data_error\":%d", r->pub.data_error);
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
         }

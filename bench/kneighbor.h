@@ -47,6 +47,8 @@ struct kn_result {
         unsigned long long stolen; /* tasks run by another worker than their owner */
         int exactly_once;          /* 1: every task ran exactly once in every step */
         unsigned long long lb_steps, migrations, messages;
+        double energy_j;         /* packages over the run (RAPL), NAN when unavailable */
+        const char *energy_note; /* the reason when unavailable, else the reader's note */
 };
 
 int kn_parse(struct kn_opts *o, int argc, char **argv);

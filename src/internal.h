@@ -20,6 +20,7 @@
 
 #define LBOMP__CACHELINE   64
 #define LBOMP__MAX_WORKERS 4096
+#define LBOMP__HIST        8 /* steps of each task kept for the robust cost (snapshot.c) */
 
 /* ---- errors (lbomp.c) ---- */
 /* Formats the thread's last error message; also printed on stderr when `print` is set. */
@@ -70,7 +71,7 @@ struct lbomp__config {
         int verbose;
         char *topology; /* NULL: host */
         enum lbomp__steal steal;
-        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
         bool move_pages;     /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
         char *powercap_root; /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         struct lbomp__params params;
@@ -133,15 +134,15 @@ struct lbomp__worker {
         uint32_t nvictims;
         uint64_t *ticks;  /* [cap] ticks of tasks[i] this step, written by whoever ran it */
         uint32_t *runner; /* [cap] worker that ran tasks[i] this step (stealing only) */
-        double scale;     /* this step's CPU share (LBOMP_TIME=cpu), read by owners of stolen
-                             tasks after the barrier */
+        double scale;     /* this step's factor from wall to CPU time in tasks (LBOMP_TIME=cpu),
+                             read by owners of stolen tasks after the barrier */
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
         bool bound_once;
         /* this step (owner only) */
         uint64_t step_t0, busy_ticks, ran;
-        double cpu0, wall0;
+        double cpu0; /* thread CPU time at the start of the step (LBOMP_TIME=cpu) */
         /* this window (owner only) */
         double win_bg_s;   /* span not spent in tasks */
         double win_busy_s; /* time in tasks it ran (its own and stolen) */
@@ -193,6 +194,7 @@ struct lbomp {
         struct lbomp__task *task;
         uint32_t ntask, task_cap, nalive;
         double *win_ticks; /* [task_cap] scaled ticks of each task in this window */
+        float *win_hist;   /* [task_cap * LBOMP__HIST] its last steps' values, for the median */
         struct lbomp__link *link;
         size_t nlink, link_cap;
         bool deques_dirty; /* tasks added, removed or moved: rebuild worker arrays */

@@ -400,6 +400,7 @@ void lbomp_destroy(lbomp_t *lb)
         free(lb->w);
         free(lb->task);
         free(lb->win_ticks);
+        free(lb->win_hist);
         free(lb->link);
         free(lb->lb);
         free(lb->win);
@@ -556,7 +557,8 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                 return -ENOMEM;
         if (lb->ntask == lb->task_cap) {
                 uint32_t cap = lb->task_cap ? 2 * lb->task_cap : 64;
-                if (LBOMP__GROW(lb->task, cap) || LBOMP__GROW(lb->win_ticks, cap))
+                if (LBOMP__GROW(lb->task, cap) || LBOMP__GROW(lb->win_ticks, cap) ||
+                    LBOMP__GROW(lb->win_hist, (size_t)cap * LBOMP__HIST))
                         return -ENOMEM;
                 lb->task_cap = cap;
         }
@@ -683,10 +685,8 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         it.w = w;
         it.active = 1;
         it.mode = lb->cfg.steal != LBOMP__STEAL_OFF ? MODE_STEAL : MODE_PLAIN;
-        if (!lb->cfg.time_wall) {
+        if (!lb->cfg.time_wall)
                 w->cpu0 = lbomp__thread_cpu_s();
-                w->wall0 = lbomp__mono_s();
-        }
         w->skipped = 0;
         w->step_t0 = lbomp__ticks(lb->clock.tsc);
         return it;
@@ -712,7 +712,7 @@ static void *next_steal(lbomp_iter_t *it)
                         ;
                 if (r == LBOMP__TAKEN) {
                         /* The slot is the victim's: the task's time stays the task's, and the
-                         * owner reads it after the step barrier with our CPU share (runner). */
+                         * owner reads it after the step barrier with our scale (runner). */
                         w->win_stolen++;
                         it->slot = &v->ticks[pos];
                         v->runner[pos] = self;
@@ -752,17 +752,18 @@ void *lbomp_iter_next(lbomp_iter_t *it)
 }
 
 /* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. A
- * stolen task was timed by its thief, so it is scaled by the thief's CPU share: the sum of task
+ * stolen task was timed by its thief, so it is scaled by the thief's factor: the sum of task
  * costs then equals the sum of the workers' time in tasks, whoever ran what. */
 static void aggregate(struct lbomp *lb, struct lbomp__worker *w)
 {
-        if (lb->cfg.steal == LBOMP__STEAL_OFF) {
-                for (uint32_t i = 0; i < w->n; i++)
-                        lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * w->scale;
-                return;
+        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF;
+        size_t slot = (size_t)((w->win_steps - 1) % LBOMP__HIST); /* same on every worker */
+        for (uint32_t i = 0; i < w->n; i++) {
+                uint32_t t = w->tasks[i];
+                double v = (double)w->ticks[i] * (steal ? lb->w[w->runner[i]].scale : w->scale);
+                lb->win_ticks[t] += v;
+                lb->win_hist[(size_t)t * LBOMP__HIST + slot] = (float)v;
         }
-        for (uint32_t i = 0; i < w->n; i++)
-                lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * lb->w[w->runner[i]].scale;
 }
 
 static void lb_step(struct lbomp *lb, int self);
@@ -795,21 +796,29 @@ void lbomp_iter_end(lbomp_iter_t *it)
                         w->skipped++;
                 }
         }
-        double scale = 1.0;
-        if (!lb->cfg.time_wall) {
-                /* Time the thread was descheduled (other threads, other processes) is not the
-                 * tasks': scale wall time by the thread's CPU share of the step. */
-                double cpu = lbomp__thread_cpu_s() - w->cpu0, wall = lbomp__mono_s() - w->wall0;
-                if (wall > 0 && cpu > 0 && cpu < wall)
-                        scale = cpu / wall;
-        }
         int64_t span = (int64_t)(now - w->step_t0);
         if (span < (int64_t)it->busy)
                 span = (int64_t)it->busy;
         double tps = lb->clock.ticks_per_s;
+        double busy_s = (double)it->busy / tps, bg_s = (double)(span - (int64_t)it->busy) / tps;
+        double scale = 1.0;
+        if (!lb->cfg.time_wall) {
+                /* Time the thread was descheduled (other threads, other processes) is not the
+                 * tasks'. The thread's CPU time bounds what its tasks used: when they took longer
+                 * on the wall clock, they are scaled down to it. The pause is not spread over the
+                 * whole step, because it often falls outside the tasks (a thread woken late from
+                 * the barrier starts its first task late) and its tasks then ran uninterrupted.
+                 * What CPU time is left over is the worker's background load. */
+                double cpu = lbomp__thread_cpu_s() - w->cpu0;
+                if (cpu > 0 && busy_s > cpu)
+                        scale = cpu / busy_s;
+                double rest = cpu - busy_s * scale;
+                if (cpu > 0)
+                        bg_s = rest > 0 ? rest : 0;
+        }
         w->scale = scale;
-        w->win_busy_s += (double)it->busy * scale / tps;
-        w->win_bg_s += (double)(span - (int64_t)it->busy) * scale / tps;
+        w->win_busy_s += busy_s * scale;
+        w->win_bg_s += bg_s;
         w->steps++;
         w->win_steps++;
         it->active = 0;
@@ -1188,7 +1197,7 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
         fprintf(out, "  workers %d; binding: %s\n", lb->nworkers, note);
         fprintf(out, "  time: %s, %s%s\n", lbomp__clock_name(&lb->clock),
                 lb->cfg.time_wall ? "wall time"
-                                  : "wall time scaled by each thread's CPU share of the step",
+                                  : "wall time, bounded by each thread's CPU time in the step",
                 lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
                 lb->nalive, lb->nlink);

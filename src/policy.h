@@ -26,8 +26,10 @@ struct lbomp__params {
 
 /*
  * The immutable snapshot. Tasks are numbered 0..ntasks-1 here (compact: removed tasks are not in
- * it); `id` maps back to the runtime's task ids. Loads are seconds per step: cost is the mean over
- * the window of the task's measured time in one step.
+ * it); `id` maps back to the runtime's task ids. Loads are seconds per step. The costs of one
+ * worker's tasks add up to the mean over the window of the time it spent in them per step; each
+ * task's share is its median step (over the last LBOMP__HIST steps, windows of 3 steps or more),
+ * so that a pause of the thread (preemption) is not charged to the one task it interrupted.
  */
 struct lbomp__snap {
         uint32_t ntasks, nworkers, nnodes;

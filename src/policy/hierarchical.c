@@ -229,14 +229,23 @@ static int attempt(struct hier *r, double f, uint32_t *moves)
         }
 }
 
-/* Level 2 for node n: greedy over its workers, starting from their background loads. Touches only
- * dest[] of the node's tasks: independent of every other node. */
+/* Level 2 for node n: greedy over its workers, starting from their background loads. A node that
+ * level 1 left alone and whose workers are all within the tolerance above the average worker load
+ * keeps its mapping (dest arrives filled with it). Touches only dest[] of the node's tasks:
+ * independent of every other node. */
 static int balance_node(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
-                        int32_t n, uint32_t *dest)
+                        int32_t n, bool changed, const double *wload, double avg, uint32_t *dest)
 {
         uint32_t nw = 0;
+        double max = 0;
         for (uint32_t w = 0; w < s->nworkers; w++)
-                nw += s->wnode[w] == n;
+                if (s->wnode[w] == n) {
+                        nw++;
+                        max = wload[w] > max ? wload[w] : max;
+                }
+        double tol = s->params ? s->params->tolerance : 0.05;
+        if (!changed && max <= (1 + tol) * avg)
+                return 0;
         uint32_t *workers = malloc(nw * sizeof *workers + 1);
         double *load0 = malloc(nw * sizeof *load0 + 1);
         int rc = -ENOMEM;
@@ -328,10 +337,14 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
         memcpy(r.touched, node_off, N * sizeof *r.touched); /* fill cursors */
         for (uint32_t k = 0; k < T; k++)
                 by_node[r.touched[r.node[order[k]]]++] = order[k];
+        uint8_t *changed = r.mark; /* zero after level 1 */
+        for (uint32_t t = 0; t < T; t++)
+                if (r.moved[t])
+                        changed[r.node[t]] = changed[s->wnode[s->worker[t]]] = 1;
         for (uint32_t n = 0; n < N && rc == 0; n++) /* independent: one thread per node would do */
                 if (node_off[n + 1] > node_off[n])
                         rc = balance_node(s, by_node + node_off[n], node_off[n + 1] - node_off[n],
-                                          (int32_t)n, dest);
+                                          (int32_t)n, changed[n], wload, avg, dest);
 out:
         for (uint32_t n = 0; r.hp && n < N; n++)
                 free(r.hp[n].e);

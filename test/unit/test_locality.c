@@ -343,7 +343,14 @@ static void hierarchical_vs_greedy(const char *file)
                 /* deterministic */
                 uint32_t *h2 = run("hierarchical", &y.s);
                 ASSERT(memcmp(h, h2, y.s.ntasks * sizeof *h) == 0);
-                free(g), free(h), free(h2);
+                /* stable: on its own result, with the same costs, it moves (almost) nothing */
+                memcpy(y.worker, h, y.s.ntasks * sizeof *h);
+                synth_reindex(&y);
+                uint32_t *h3 = run("hierarchical", &y.s);
+                uint32_t again = synth_moves(&y, h3);
+                printf("  hierarchical on its own result: %u moves\n", again);
+                ASSERT_EQ(again, 0);
+                free(g), free(h), free(h2), free(h3);
                 synth_free(&y);
         }
         lbomp__topo_free(&t);

@@ -367,6 +367,101 @@ static void hierarchical_one_node(void)
         synth_free(&y);
 }
 
+/* Random snapshots (nodes without workers, zero costs, background loads, home nodes, random
+ * links and distances): hierarchical always gives a valid and deterministic plan, and moves across
+ * nodes at most what must cross plus one task per node. */
+static void hierarchical_fuzz(void)
+{
+        struct lbomp__rng r;
+        lbomp__rng_seed(&r, 2024);
+        for (int round = 0; round < 300; round++) {
+                uint32_t N = 1 + lbomp__rng_below(&r, 6), P = 1 + lbomp__rng_below(&r, 24);
+                uint32_t T = lbomp__rng_below(&r, 300), L = T > 1 ? lbomp__rng_below(&r, 3 * T) : 0;
+                double *cost = calloc(T + 1, sizeof *cost), *bg = calloc(P, sizeof *bg);
+                double *dist = calloc(N * N, sizeof *dist), *lbytes = calloc(2 * L + 1, 8);
+                uint32_t *worker = calloc(T + 1, 4), *id = calloc(T + 1, 4),
+                         *off = calloc(T + 2, 4);
+                uint32_t *dst = calloc(2 * L + 1, 4), *la = calloc(L + 1, 4),
+                         *lb2 = calloc(L + 1, 4);
+                uint32_t *fill = calloc(T + 1, 4), *wtoff = calloc(P + 1, 4),
+                         *wt = calloc(T + 1, 4);
+                uint64_t *bytes = calloc(T + 1, 8);
+                int32_t *home = calloc(T + 1, 4), *wnode = calloc(P, 4);
+                for (uint32_t a = 0; a < N; a++)
+                        for (uint32_t b = 0; b <= a; b++)
+                                dist[a * N + b] = dist[b * N + a] =
+                                        a == b ? 1.0 : 1.0 + 4 * lbomp__rng_unit(&r);
+                for (uint32_t w = 0; w < P; w++) {
+                        wnode[w] = (int32_t)lbomp__rng_below(&r, N);
+                        bg[w] = lbomp__rng_below(&r, 4) == 0 ? lbomp__rng_unit(&r) : 0;
+                }
+                double maxc = 0;
+                for (uint32_t t = 0; t < T; t++) {
+                        double u = lbomp__rng_unit(&r);
+                        cost[t] = lbomp__rng_below(&r, 10) == 0 ? 0 : u * u * u;
+                        maxc = cost[t] > maxc ? cost[t] : maxc;
+                        worker[t] = lbomp__rng_below(&r, 4) ? lbomp__rng_below(&r, P) : 0;
+                        id[t] = t;
+                        bytes[t] = lbomp__rng_below(&r, 4096);
+                        home[t] = lbomp__rng_below(&r, 3) ? -1 : (int32_t)lbomp__rng_below(&r, N);
+                }
+                for (uint32_t i = 0; i < L; i++) {
+                        la[i] = lbomp__rng_below(&r, T);
+                        do
+                                lb2[i] = lbomp__rng_below(&r, T);
+                        while (lb2[i] == la[i]);
+                        off[la[i] + 1]++, off[lb2[i] + 1]++;
+                }
+                for (uint32_t t = 0; t < T; t++)
+                        off[t + 1] += off[t];
+                memcpy(fill, off, T * sizeof *fill);
+                for (uint32_t i = 0; i < L; i++) {
+                        double by = (double)lbomp__rng_below(&r, 2000);
+                        dst[fill[la[i]]] = lb2[i], lbytes[fill[la[i]]++] = by;
+                        dst[fill[lb2[i]]] = la[i], lbytes[fill[lb2[i]]++] = by;
+                }
+                for (uint32_t t = 0; t < T; t++)
+                        wtoff[worker[t] + 1]++;
+                for (uint32_t w = 0; w < P; w++)
+                        wtoff[w + 1] += wtoff[w];
+                uint32_t *cur = calloc(P + 1, 4);
+                memcpy(cur, wtoff, P * 4);
+                for (uint32_t t = 0; t < T; t++)
+                        wt[cur[worker[t]]++] = t;
+                free(cur);
+                struct lbomp__params params = {.tolerance = 0.05, .refine_factor = 1.05};
+                struct lbomp__snap sn = {.ntasks = T,
+                                         .nworkers = P,
+                                         .nnodes = N,
+                                         .cost = cost,
+                                         .worker = worker,
+                                         .bytes = bytes,
+                                         .home = home,
+                                         .id = id,
+                                         .link_off = off,
+                                         .link_dst = dst,
+                                         .link_bytes = lbytes,
+                                         .wtask_off = wtoff,
+                                         .wtask = wt,
+                                         .bg = bg,
+                                         .wnode = wnode,
+                                         .dist = dist,
+                                         .params = &params};
+                uint32_t *h = run("hierarchical", &sn), *h2 = run("hierarchical", &sn);
+                ASSERT(memcmp(h, h2, T * sizeof *h) == 0);
+                struct lbomp__moves m;
+                lbomp__moves(&sn, h, &m);
+                double need = must_cross(&sn);
+                if (m.node_load > need + N * maxc + 1e-9)
+                        FAIL("round %d: %.6g crossed nodes, %.6g must (max task %.6g, %u nodes)",
+                             round, m.node_load, need, maxc, N);
+                free(h), free(h2), free(cost), free(bg), free(dist), free(lbytes), free(worker);
+                free(id), free(off), free(dst), free(la), free(lb2), free(fill), free(wtoff);
+                free(wt), free(bytes), free(home), free(wnode);
+        }
+        printf("hierarchical: 300 random snapshots, valid, deterministic, crossing bounded\n");
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 3)
@@ -382,6 +477,7 @@ int main(int argc, char **argv)
         hierarchical_vs_greedy("epyc-7742-2s-nps4.xml");
         hierarchical_vs_greedy("xeon-8480-2s-snc4.xml");
         hierarchical_one_node();
+        hierarchical_fuzz();
         printf("locality: ok\n");
         return 0;
 }

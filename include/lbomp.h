@@ -153,8 +153,9 @@ int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
  * libnuma move_pages) and/or calls the application's migrate callback so that it moves its own
  * structures. Nodes are those of the topology lbomp sees (lbomp_topology()). With a profile
  * (LBOMP_TOPOLOGY) they are virtual: memory is allocated on the host as usual, no page is moved,
- * and the report counts the bytes that would have moved. None of these calls is allowed while a
- * step runs (-EBUSY).
+ * and the report counts the bytes that would have moved. lbomp_alloc_on_node() and lbomp_free()
+ * may be called from any thread at any time; the other calls are not allowed while a step runs
+ * (-EBUSY).
  */
 
 /**

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,10 +24,10 @@
 
 bool lbomp__numa_ok(void)
 {
-        static int ok = -1; /* numa_available() only reads a syscall result: caching is benign */
-        if (ok < 0)
-                ok = numa_available() >= 0;
-        return ok == 1;
+        static _Atomic int ok = -1; /* any thread may ask first: every one computes the same */
+        if (atomic_load_explicit(&ok, memory_order_relaxed) < 0)
+                atomic_store_explicit(&ok, numa_available() >= 0, memory_order_relaxed);
+        return atomic_load_explicit(&ok, memory_order_relaxed) == 1;
 }
 
 static int check_node(const struct lbomp *lb, const char *fn, int node)

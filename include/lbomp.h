@@ -83,6 +83,12 @@ int lbomp_set_seed(lbomp_t *lb, uint64_t seed);
 int lbomp_set_verbose(lbomp_t *lb, int level);
 /** Same as LBOMP_TOLERANCE: allowed overload above the average, in (0, 1] (default 0.05). */
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
+/** Same as LBOMP_FANOUT: peers each gossip send of a decentralized policy reaches, 1..64
+ * (default 2). -EINVAL otherwise. */
+int lbomp_set_fanout(lbomp_t *lb, int fanout);
+/** Same as LBOMP_RETRIES: normal offers of a pack before packdrop sends it forced, 0..64 (default
+ * 2: the first offer and one retry; 0 forces at once). -EINVAL otherwise. */
+int lbomp_set_retries(lbomp_t *lb, int offers);
 /**
  * Same as LBOMP_TOPOLOGY: a hwloc XML file the library sees as the machine (NULL: the host).
  * Only before the first step and before tasks are added (-EBUSY otherwise); -ENOENT if the file

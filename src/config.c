@@ -225,7 +225,8 @@ static const struct var {
          "read energy from this directory laid out like /sys/class/powercap", set_powercap_root},
         {"LBOMP_TOLERANCE", "0.05", "overload allowed above the average, (0, 1]", set_tolerance},
         {"LBOMP_FANOUT", "2", "gossip fanout of decentralized policies, 1..64", set_fanout},
-        {"LBOMP_RETRIES", "2", "packdrop: normal offers of a pack before a forced send",
+        {"LBOMP_RETRIES", "2",
+         "packdrop: normal offers of a pack before a forced send (2: one retry), 0..64",
          set_retries},
 };
 

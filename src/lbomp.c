@@ -475,6 +475,26 @@ int lbomp_set_tolerance(lbomp_t *lb, double tolerance)
         return 0;
 }
 
+int lbomp_set_fanout(lbomp_t *lb, int fanout)
+{
+        if (!lb || fanout < 1 || fanout > 64)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.params.fanout = fanout;
+        return 0;
+}
+
+int lbomp_set_retries(lbomp_t *lb, int offers)
+{
+        if (!lb || offers < 0 || offers > 64)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.params.retries = offers;
+        return 0;
+}
+
 int lbomp_set_topology(lbomp_t *lb, const char *xml_path)
 {
         if (!lb)

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "lbomp.h"
 #include "mailbox.h"
 #include "synth.h"
 #include "test.h"
@@ -232,6 +233,47 @@ static void test_deterministic(void)
                 free(b);
                 synth_free(&y);
         }
+}
+
+/* The tunables reach the policies: retries = 0 forces every pack at once, a fanout of f sends each
+ * gossip list to f peers; the setters check their ranges. */
+static void test_params(void)
+{
+        struct synth y;
+        ASSERT_EQ(synth_make(&y, 2000, 16, 2, SYNTH_LINEAR, 2, 4), 0);
+        struct lbomp__pstats st;
+        y.params.retries = 0;
+        free(run("packdrop", &y, &st));
+        ASSERT_GT(st.packs, 0);
+        ASSERT_EQ(st.forced + st.withdrawn, st.packs);
+        ASSERT_EQ(st.rejected, 0);
+        ASSERT_EQ(st.msg_by_kind[1], 0); /* no normal offer */
+        y.params.retries = 2;
+        free(run("packdrop", &y, &st));
+        ASSERT_GT(st.msg_by_kind[1], 0);
+        uint64_t g2 = st.msg_by_kind[0];
+        y.params.fanout = 1;
+        free(run("packdrop", &y, &st));
+        uint64_t g1 = st.msg_by_kind[0];
+        y.params.fanout = 3;
+        free(run("packdrop", &y, &st));
+        ASSERT_EQ(st.msg_by_kind[0] % 3, 0);
+        ASSERT_LT(g1, g2);
+        synth_free(&y);
+
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_fanout(lb, 0), -EINVAL);
+        ASSERT_EQ(lbomp_set_fanout(lb, 65), -EINVAL);
+        ASSERT_EQ(lbomp_set_fanout(lb, 3), 0);
+        ASSERT_EQ(lbomp_set_retries(lb, -1), -EINVAL);
+        ASSERT_EQ(lbomp_set_retries(lb, 65), -EINVAL);
+        ASSERT_EQ(lbomp_set_retries(lb, 0), 0);
+        ASSERT_EQ(lbomp_set_fanout(NULL, 2), -EINVAL);
+        ASSERT_EQ(lbomp_set_policy(lb, "packdrop"), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "distributed"), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "smart"), 0);
+        lbomp_destroy(lb);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -531,6 +573,7 @@ int main(void)
         test_packdrop_reaches_bound();
         test_fewer_messages_than_distributed();
         test_deterministic();
+        test_params();
         test_live_equals_virtual();
         printf("ok\n");
         return 0;

@@ -56,8 +56,11 @@ struct pd {
         struct lbomp__gossip g;
         uint32_t m;      /* own tasks */
         uint32_t *own;   /* their snapshot indices, ascending */
+        bool contiguous; /* own[i] == own[0] + i */
         uint32_t *ptask; /* tasks of the packs, pack after pack (snapshot indices) */
         struct pack *pk;
+        double *cw;     /* [P] scratch: cumulative weights of the candidates */
+        uint32_t *cand; /* [P] scratch: candidates */
         uint32_t npk, unplaced;
 };
 
@@ -67,6 +70,11 @@ struct pd {
 
 static int64_t own_index(const struct pd *st, uint32_t t)
 {
+        if (st->contiguous) { /* the usual case: a worker's tasks are consecutive */
+                if (st->m && t >= st->own[0] && t - st->own[0] < st->m)
+                        return (int64_t)(t - st->own[0]);
+                return -1;
+        }
         uint32_t lo = 0, hi = st->m;
         while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
@@ -284,51 +292,16 @@ static bool refused(const struct pack *p, uint32_t w)
 }
 
 /*
- * A candidate's weight: its room under ub in the sender's view, divided by the square of the
- * distance from the sender's node to its node (local = 1), so that receivers on the sender's node
- * are preferred (the locality extension) without being the only ones drawn: restricting the draw
- * to the nearest node crowds its few receivers and the rejections cost more balance and messages
- * than the locality gains.
- */
-static double weight(const struct pd *st, const struct lbomp__snap *s, uint32_t self, uint32_t w)
-{
-        double room = st->ub - known_load(st, w);
-        if (!(room > 0))
-                return 0;
-        if (s->dist && s->wnode && s->nnodes > 1) {
-                double d = s->dist[s->wnode[self] * (int32_t)s->nnodes + s->wnode[w]];
-                if (d > 0)
-                        room /= d * d;
-        }
-        return room;
-}
-
-static uint32_t draw(struct pd *st, const struct lbomp__snap *s, uint32_t self,
-                     struct lbomp__rng *r, const uint32_t *cand, uint32_t nc)
-{
-        double total = 0;
-        for (uint32_t i = 0; i < nc; i++)
-                total += weight(st, s, self, cand[i]);
-        if (!(total > 0))
-                return cand[lbomp__rng_below(r, nc)];
-        double x = lbomp__rng_unit(r) * total, acc = 0;
-        for (uint32_t i = 0; i < nc; i++) {
-                acc += weight(st, s, self, cand[i]);
-                if (x < acc)
-                        return cand[i];
-        }
-        return cand[nc - 1];
-}
-
-/*
  * A target for a normal offer: a receiver heard of whose load + s < ub and that did not refuse
- * this pack, drawn with probability proportional to its room under ub (as GrapevineLB draws; a
- * uniform draw, which the paper implies, sends as many packs to a nearly full receiver as to an
- * empty one, and the collisions turn into rejections and forced packs), weighted towards the
- * sender's node (weight() above). If none qualifies, a random other worker (the paper's
- * fallback). (Preferring the receiver that holds the pack's linked tasks was tried: every sender
- * then chains its packs onto one receiver, and the collisions cost more balance than the links
- * gained.)
+ * this pack, drawn with probability proportional to its room under ub in the sender's view (as
+ * GrapevineLB draws; a uniform draw, which the paper implies, sends as many packs to a nearly full
+ * receiver as to an empty one, and the collisions turn into rejections and forced packs), divided
+ * by the square of the distance from the sender's node to the receiver's (local = 1): receivers
+ * on the sender's node are preferred (the locality extension) without being the only ones drawn,
+ * since restricting the draw to the nearest node crowds its few receivers and the rejections cost
+ * more balance and messages than the locality gains. If none qualifies, a random other worker
+ * (the paper's fallback). (Preferring the receiver that holds the pack's linked tasks was tried
+ * too: every sender then chains its packs onto one receiver, with the same result.)
  */
 static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self,
                             const struct pack *p, uint32_t *cand)
@@ -336,13 +309,22 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         struct lbomp__rng *r = lbomp__dc_rng(dc, self);
         uint32_t P = s->nworkers, nc = 0;
+        bool numa = s->dist && s->wnode && s->nnodes > 1;
         /* The first offer follows POLICIES.md (load + s < ub); a retry knows the pack and asks
          * for room for its actual cost. */
-        double need = p->tries == 0 || p->cost < st->s ? st->s : p->cost;
+        double need = p->tries == 0 || p->cost < st->s ? st->s : p->cost, total = 0;
         for (uint32_t i = 0; i < st->g.n; i++) {
-                uint32_t w = st->g.e[i].id;
-                if (w != self && !refused(p, w) && st->g.e[i].load + need < st->ub)
-                        cand[nc++] = w;
+                const struct lbomp__gentry *e = &st->g.e[i];
+                if (e->id == self || !(e->load + need < st->ub) || refused(p, e->id))
+                        continue;
+                double wt = st->ub - e->load;
+                if (numa) {
+                        double d = s->dist[s->wnode[self] * (int32_t)s->nnodes + s->wnode[e->id]];
+                        wt /= d > 0 ? d * d : 1;
+                }
+                total += wt;
+                st->cw[nc] = total;
+                cand[nc++] = e->id;
         }
         if (nc == 0) {
                 if (P < 2)
@@ -355,7 +337,17 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
                 } while (refused(p, w) && ++guard < 16);
                 return w;
         }
-        return draw(st, s, self, r, cand, nc);
+        /* The first candidate whose cumulative weight exceeds x. */
+        double x = lbomp__rng_unit(r) * total;
+        uint32_t lo = 0, hi = nc - 1;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (st->cw[mid] > x)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return cand[lo];
 }
 
 /*
@@ -370,19 +362,19 @@ static uint32_t pick_normal(struct pd *st, struct lbomp__dctx *dc, uint32_t self
 static uint32_t pick_forced(struct pd *st, struct lbomp__dctx *dc, uint32_t self, double cost,
                             uint32_t *cand)
 {
-        uint32_t nc = 0;
+        uint32_t nc = 0; /* cand[] holds indices into the known list here */
         for (uint32_t i = 0; i < st->g.n; i++)
                 if (st->g.e[i].id != self && st->g.e[i].load + cost <= st->ub)
-                        cand[nc++] = st->g.e[i].id;
+                        cand[nc++] = i;
         for (uint32_t i = 0; nc == 0 && i < st->g.n; i++)
                 if (st->g.e[i].id != self && st->g.e[i].load < st->load)
-                        cand[nc++] = st->g.e[i].id;
+                        cand[nc++] = i;
         if (nc == 0)
                 return NOWHERE;
         struct lbomp__rng *r = lbomp__dc_rng(dc, self);
-        uint32_t a = cand[lbomp__rng_below(r, nc)], b = cand[lbomp__rng_below(r, nc)];
-        double la = known_load(st, a), lb = known_load(st, b);
-        return lb < la || (lb == la && b < a) ? b : a;
+        const struct lbomp__gentry *a = &st->g.e[cand[lbomp__rng_below(r, nc)]],
+                                   *b = &st->g.e[cand[lbomp__rng_below(r, nc)]];
+        return b->load < a->load || (b->load == a->load && b->id < a->id) ? b->id : a->id;
 }
 
 static void place(struct pd *st, struct lbomp__dctx *dc, struct pack *p, uint32_t target)
@@ -446,6 +438,7 @@ static int start(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                 st->load += s->cost[st->own[i]];
         }
         qsort(st->own, st->m, sizeof *st->own, cmp_u32);
+        st->contiguous = st->m == 0 || st->own[st->m - 1] - st->own[0] == st->m - 1;
         /* One collective of three values: Σ load, Σ task count, max load. */
         lbomp__dc_reduce(dc, self, 0, LBOMP__RED_SUM, st->load);
         lbomp__dc_reduce(dc, self, 1, LBOMP__RED_SUM, (double)st->m);
@@ -489,13 +482,14 @@ static int roles(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
 static int batch_send(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
 {
         uint32_t P = lbomp__dc_snap(dc)->nworkers;
-        uint32_t *cand = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *cand);
-        if (!cand)
+        st->cand = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *st->cand);
+        st->cw = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *st->cw);
+        if (!st->cand || !st->cw)
                 return -ENOMEM;
         /* Heaviest pack first (assembly made them lightest first): the large ones get the pick
          * of the rooms, as in first-fit decreasing; the paper leaves the order open. */
         for (uint32_t i = st->npk; i-- > 0;) {
-                int rc = offer(st, dc, self, i, cand);
+                int rc = offer(st, dc, self, i, st->cand);
                 if (rc < 0)
                         return rc;
         }
@@ -507,7 +501,6 @@ static int exchange(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
 {
         const struct lbomp__msg *msg;
         size_t n = lbomp__dc_inbox(dc, self, &msg);
-        uint32_t *cand = NULL;
         for (size_t i = 0; i < n; i++) {
                 const struct lbomp__msg *m = &msg[i];
                 int rc = 0;
@@ -536,13 +529,7 @@ static int exchange(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                         lbomp__dc_count(dc, self, LBOMP__DC_REJECTED, 1);
                         view_set(st, m->from, r.load);
                         p->refused[(p->tries - 1) % REMEMBER] = m->from;
-                        if (!cand) {
-                                uint32_t P = lbomp__dc_snap(dc)->nworkers;
-                                cand = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *cand);
-                                if (!cand)
-                                        return -ENOMEM;
-                        }
-                        rc = offer(st, dc, self, r.pack, cand);
+                        rc = offer(st, dc, self, r.pack, st->cand); /* replies reach senders */
                 }
                 if (rc < 0)
                         return rc;

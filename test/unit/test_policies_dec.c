@@ -179,6 +179,34 @@ static void test_packdrop_reaches_bound(void)
                         }
 }
 
+/* Tasks scattered over the workers (not in blocks): a worker's tasks are not consecutive in the
+ * snapshot, and the runs of linked tasks are short. */
+static void test_scattered(void)
+{
+        static const enum synth_load loads[] = {SYNTH_LINEAR, SYNTH_HOTSPOT, SYNTH_LBTEST};
+        for (size_t l = 0; l < 3; l++) {
+                struct synth y;
+                ASSERT_EQ(synth_make(&y, 3000, 16, 4, loads[l], 2, 21), 0);
+                struct lbomp__rng r;
+                lbomp__rng_seed(&r, 99);
+                for (uint32_t t = 0; t < 3000; t++) /* skewed: low workers get more */
+                        y.worker[t] = lbomp__rng_below(&r, 1 + lbomp__rng_below(&r, 16));
+                synth_reindex(&y);
+                struct lbomp__pstats st;
+                uint32_t *d = run("packdrop", &y, &st);
+                double avg = avg_load(&y), lam = synth_imbalance(&y, d);
+                double bound = 1.05 + st.pack_max / avg;
+                printf("packdrop scattered %s: λ %.3f -> %.3f (bound %.3f), %u packs\n",
+                       load_name[loads[l]], synth_imbalance(&y, y.worker), lam, bound, st.packs);
+                ASSERT_GT(st.packs, 0);
+                ASSERT_DLE(lam, bound);
+                free(d);
+                free(run("distributed", &y, &st));
+                free(run("smart", &y, &st));
+                synth_free(&y);
+        }
+}
+
 static void test_fewer_messages_than_distributed(void)
 {
         /* Real imbalance, 2,000 tasks on 16 virtual workers. Not on the hotspot load: its hot
@@ -571,6 +599,7 @@ int main(void)
         test_invariants();
         test_within_tolerance();
         test_packdrop_reaches_bound();
+        test_scattered();
         test_fewer_messages_than_distributed();
         test_deterministic();
         test_params();

@@ -93,7 +93,8 @@ struct lbomp__policy {
         /*
          * Decentralized: called for worker `self` once per round (round 0, 1, ...) by the
          * framework, on every worker, until every worker returned LBOMP__ROUND_DONE in a round in
-         * which no message was sent. Messages sent in round r are delivered in round r + 1. A
+         * which no message was sent and no collective started (a negative return ends the run on
+         * every worker with that error). Messages sent in round r are delivered in round r + 1. A
          * worker writes dest[] only for the tasks it holds (snapshot wtask of self). `state` is
          * wstate_size zeroed bytes private to the worker for this LB step.
          */

@@ -139,7 +139,8 @@ static int roles(struct ds *st, struct lbomp__dctx *dc, uint32_t self)
                 st->kept = st->m;
                 st->sender = true;
         } else if (st->load < st->avg) {
-                lbomp__gossip_set(&st->g, self, 0, st->load);
+                if ((rc = lbomp__gossip_set(&st->g, self, 0, st->load)) < 0)
+                        return rc;
         }
         st->phase = PH_GOSSIP;
         if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
@@ -232,8 +233,8 @@ static int distributed_round(struct lbomp__dctx *dc, uint32_t self, uint32_t rou
                 return roles(st, dc, self);
         case PH_GOSSIP:
                 if (!lbomp__dc_quiet(dc, self)) {
-                        lbomp__gossip_receive(&st->g, dc, self);
-                        if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
+                        if ((rc = lbomp__gossip_receive(&st->g, dc, self)) < 0 ||
+                            (rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
                                 return rc;
                         return st->sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
                 }

@@ -20,10 +20,31 @@ int lbomp__gossip_init(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t
         memset(g, 0, sizeof *g);
         g->kind = kind;
         g->budget = 2 * lg + 1;
-        g->cap = P;
-        g->e = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *g->e);
-        g->tmp = lbomp__dc_alloc(dc, self, (size_t)P * sizeof *g->tmp);
-        return g->e && g->tmp ? 0 : -ENOMEM;
+        g->max = P;
+        g->dc = dc;
+        g->self = self;
+        return 0;
+}
+
+/* Lists start small and double (in the worker's arena, freed with the run): a worker hears of a
+ * fraction of the machine, and P lists of P entries would be 512 MiB at 4096 workers. */
+static int reserve(struct lbomp__gossip *g, uint32_t need)
+{
+        if (need <= g->cap)
+                return 0;
+        uint32_t cap = g->cap ? 2 * g->cap : 16;
+        cap = cap < need ? need : cap;
+        cap = cap > g->max ? g->max : cap;
+        struct lbomp__gentry *e = lbomp__dc_alloc(g->dc, g->self, (size_t)cap * sizeof *e);
+        struct lbomp__gentry *t = lbomp__dc_alloc(g->dc, g->self, (size_t)cap * sizeof *t);
+        if (!e || !t)
+                return -ENOMEM;
+        if (g->n)
+                memcpy(e, g->e, (size_t)g->n * sizeof *e);
+        g->e = e;
+        g->tmp = t;
+        g->cap = cap;
+        return 0;
 }
 
 int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id)
@@ -39,7 +60,7 @@ int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id)
         return lo < g->n && g->e[lo].id == id ? (int64_t)lo : -1;
 }
 
-void lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load)
+int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load)
 {
         struct lbomp__gentry one = {.id = id, .ver = ver, .load = load};
         int64_t i = lbomp__gossip_find(g, id);
@@ -48,10 +69,10 @@ void lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, doubl
                         g->changed |= ver > g->e[i].ver || load != g->e[i].load;
                         g->e[i] = one;
                 }
-                return;
+                return 0;
         }
-        if (g->n >= g->cap)
-                return; /* cannot happen: ids are workers */
+        if (g->n >= g->max || reserve(g, g->n + 1) < 0)
+                return -ENOMEM; /* more ids than workers cannot happen */
         uint32_t at = 0;
         while (at < g->n && g->e[at].id < id)
                 at++;
@@ -59,11 +80,15 @@ void lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, doubl
         g->e[at] = one;
         g->n++;
         g->changed = true;
+        return 0;
 }
 
 /* Linear merge of two id-sorted lists into tmp, then swap. */
-static void merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint32_t m)
+static int merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint32_t m)
 {
+        uint64_t need = (uint64_t)g->n + m;
+        if (reserve(g, need < g->max ? (uint32_t)need : g->max) < 0)
+                return -ENOMEM;
         uint32_t i = 0, j = 0, k = 0;
         while ((i < g->n || j < m) && k < g->cap) {
                 if (j == m || (i < g->n && g->e[i].id < in[j].id)) {
@@ -84,15 +109,21 @@ static void merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint3
         g->e = g->tmp;
         g->tmp = x;
         g->n = k;
+        return 0;
 }
 
-void lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self)
+int lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self)
 {
         const struct lbomp__msg *msg;
         size_t n = lbomp__dc_inbox(dc, self, &msg);
-        for (size_t i = 0; i < n; i++)
-                if (msg[i].kind == g->kind)
-                        merge(g, msg[i].data, msg[i].len / (uint32_t)sizeof(struct lbomp__gentry));
+        for (size_t i = 0; i < n; i++) {
+                if (msg[i].kind != g->kind)
+                        continue;
+                int rc = merge(g, msg[i].data, msg[i].len / (uint32_t)sizeof(struct lbomp__gentry));
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
 }
 
 int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self)

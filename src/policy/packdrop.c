@@ -274,13 +274,13 @@ static double known_load(const struct pd *st, uint32_t w)
 
 /* The sender's view of a worker's load: what gossip said, plus what it offered there since, and
  * what replies told. A worker it never heard of enters the view when it replies. */
-static void view_set(struct pd *st, uint32_t w, double load)
+static int view_set(struct pd *st, uint32_t w, double load)
 {
         int64_t i = lbomp__gossip_find(&st->g, w);
-        if (i >= 0)
-                st->g.e[i].load = load;
-        else
-                lbomp__gossip_set(&st->g, w, 0, load);
+        if (i < 0)
+                return lbomp__gossip_set(&st->g, w, 0, load);
+        st->g.e[i].load = load;
+        return 0;
 }
 
 static bool refused(const struct pack *p, uint32_t w)
@@ -409,7 +409,7 @@ static int offer(struct pd *st, struct lbomp__dctx *dc, uint32_t self, uint32_t 
                 return rc;
         double v = known_load(st, to);
         if (!isnan(v))
-                view_set(st, to, v + p->cost);
+                view_set(st, to, v + p->cost); /* known: cannot fail */
         p->target = to;
         if (forced) {
                 lbomp__dc_count(dc, self, LBOMP__DC_FORCED, 1);
@@ -471,7 +471,8 @@ static int roles(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                         return rc;
                 st->sender = st->npk > 0;
         } else if (st->load < st->avg) {
-                lbomp__gossip_set(&st->g, self, 0, st->load);
+                if ((rc = lbomp__gossip_set(&st->g, self, 0, st->load)) < 0)
+                        return rc;
         }
         st->phase = PH_GOSSIP;
         if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
@@ -522,12 +523,15 @@ static int exchange(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
                         struct pack *p = &st->pk[r.pack];
                         if (m->kind == K_ACCEPT) {
                                 double v = known_load(st, m->from);
-                                view_set(st, m->from, isnan(v) || r.load > v ? r.load : v);
+                                rc = view_set(st, m->from, isnan(v) || r.load > v ? r.load : v);
                                 place(st, dc, p, m->from);
+                                if (rc < 0)
+                                        return rc;
                                 continue;
                         }
                         lbomp__dc_count(dc, self, LBOMP__DC_REJECTED, 1);
-                        view_set(st, m->from, r.load);
+                        if ((rc = view_set(st, m->from, r.load)) < 0)
+                                return rc;
                         p->refused[(p->tries - 1) % REMEMBER] = m->from;
                         rc = offer(st, dc, self, r.pack, st->cand); /* replies reach senders */
                 }
@@ -549,8 +553,8 @@ static int packdrop_round(struct lbomp__dctx *dc, uint32_t self, uint32_t round,
                 return roles(st, dc, self);
         case PH_GOSSIP:
                 if (!lbomp__dc_quiet(dc, self)) {
-                        lbomp__gossip_receive(&st->g, dc, self);
-                        if ((rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
+                        if ((rc = lbomp__gossip_receive(&st->g, dc, self)) < 0 ||
+                            (rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
                                 return rc;
                         return st->sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
                 }

@@ -304,6 +304,64 @@ static void test_params(void)
         lbomp_destroy(lb);
 }
 
+/* The runtime records what a decentralized LB step did: messages by kind, rounds, packs. */
+struct spin {
+        int cost;
+        volatile double x;
+};
+
+static void spin_task(void *data, lbomp_id_t id, void *arg)
+{
+        (void)id;
+        (void)arg;
+        struct spin *t = data;
+        for (int i = 0; i < t->cost * 2000; i++)
+                t->x = t->x * 0.999 + 1e-3;
+}
+
+static void test_report(void)
+{
+        static struct spin task[200];
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "packdrop"), 0);
+        ASSERT_EQ(lbomp_set_period(lb, 3), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        for (int i = 0; i < 200; i++) {
+                task[i].cost = i < 40 ? 10 : 1;
+                ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
+        }
+        for (int s = 0; s < 3; s++)
+                ASSERT_EQ(lbomp_step(lb, spin_task, NULL), 0);
+        ASSERT_EQ(lbomp_lb_count(lb), 1);
+        lbomp_lb_stats_t st;
+        ASSERT_EQ(lbomp_lb_get(lb, 0, &st), 0);
+        ASSERT_EQ(st.error, 0);
+        ASSERT_DGE(st.imbalance_before, 1.2); /* worker 0 holds the 40 heavy tasks */
+        ASSERT_GT(st.packs, 0);
+        ASSERT_GT(st.migrations, 0);
+        ASSERT_GT(st.rounds, 0);
+        ASSERT_GT(st.collectives, 0);
+        ASSERT(st.kind_name[0] && strcmp(st.kind_name[0], "gossip") == 0);
+        uint64_t sum = 0;
+        for (int k = 0; k < LBOMP_MSG_KINDS && st.kind_name[k]; k++)
+                sum += st.kind_messages[k];
+        ASSERT_EQ(sum, st.messages);
+        ASSERT_GT(st.messages, 0);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ASSERT_EQ(lbomp_report_json(lb, f), 0);
+        ASSERT_EQ(lbomp_report(lb, f), 0);
+        fclose(f);
+        ASSERT_STR_CONTAINS(buf, "\"messages_by_kind\":{\"gossip\":");
+        ASSERT_STR_CONTAINS(buf, "\"packs_forced\":");
+        ASSERT_STR_CONTAINS(buf, "messages ");
+        ASSERT_STR_CONTAINS(buf, "(gossip ");
+        free(buf);
+        lbomp_destroy(lb);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Live runs: the same engine driven by real threads
  */
@@ -603,6 +661,7 @@ int main(void)
         test_fewer_messages_than_distributed();
         test_deterministic();
         test_params();
+        test_report();
         test_live_equals_virtual();
         printf("ok\n");
         return 0;

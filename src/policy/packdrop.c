@@ -6,9 +6,11 @@
  * receiver (BatchSend), which accepts iff it stays within (1 + v) × average; a rejected pack is
  * offered once more, then sent forced, so the protocol always ends.
  *
- * Locality (our extension, not the paper's): when tasks have links, a pack is grown as a connected
- * piece from the worker's boundary, and a pack prefers the receiver that holds the tasks it talks
- * to, then receivers on the sender's node, then the nearest node.
+ * Locality (our extension, not the paper's): when tasks have links, a pack is a run of linked
+ * tasks grown from the worker's boundary (a connected piece), and receivers on the sender's node
+ * are drawn more often than far ones. Where we depart from the paper or fill a gap POLICIES.md
+ * leaves (target draw, forced target, withdrawn packs, early exit), the comment at the spot says
+ * why; README.md lists them.
  */
 #include <errno.h>
 #include <math.h>
@@ -230,8 +232,8 @@ static int assemble(struct pd *st, struct lbomp__dctx *dc, uint32_t self)
          * its cost exceeds s; stop as soon as the load is within (1 + v) × avg, and ship the last,
          * partial pack too. (The thesis code takes the heaviest first and never resets its pack
          * accumulator; POLICIES.md calls that a bug and follows the text, and so do we.) One task
-         * always stays: moving a worker's last task
-         * only moves its overload elsewhere (the rule DistributedLB follows too).
+         * always stays: moving a worker's last task only moves its overload elsewhere (the rule
+         * DistributedLB follows too).
          */
         uint32_t left = m, n = 0;
         struct pack *open = NULL;

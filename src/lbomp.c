@@ -174,7 +174,8 @@ static void window_restart(struct lbomp *lb)
 {
         lb->win_first = lb->steps;
         lb->win_wall0 = lbomp__mono_s();
-        memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
+        if (lb->ntask) /* win_ticks is NULL until the first task */
+                memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
         for (int i = 0; i < lb->nworkers; i++) {
                 struct lbomp__worker *w = &lb->w[i];
                 w->win_bg_s = w->win_busy_s = 0;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "energy.h"
 #include "lbomp.h"
 #include "policy.h"
 
@@ -23,6 +24,10 @@
 /* ---- errors (lbomp.c) ---- */
 /* Formats the thread's last error message; also printed on stderr when `print` is set. */
 void lbomp__set_error(bool print, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Resizes *p to n elements of `size` bytes (at least one); 0 or -ENOMEM, *p kept on failure. */
+int lbomp__grow(void **p, size_t n, size_t size);
+#define LBOMP__GROW(ptr, n) lbomp__grow((void **)&(ptr), (n), sizeof *(ptr))
 
 /* ---- clock (clock.c) ---- */
 /*
@@ -65,7 +70,8 @@ struct lbomp__config {
         int verbose;
         char *topology; /* NULL: host */
         enum lbomp__steal steal;
-        bool time_wall; /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        char *powercap_root; /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         struct lbomp__params params;
 };
 /* Fills defaults, then the environment. On a bad value: message + negative errno. */
@@ -157,6 +163,7 @@ struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
         struct lbomp__pstats ps;
         double locality_before, locality_after;
+        double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
 };
 
 struct lbomp {
@@ -192,6 +199,14 @@ struct lbomp {
         size_t nlb, lb_cap;
         lbomp_window_stats_t *win;
         size_t nwin, win_cap;
+
+        /* energy (energy.h): opened at create, read at window boundaries and after steps */
+        struct lbomp__energy *energy;
+        double energy_t0;     /* when the counters were opened */
+        double energy_t_last; /* last successful reading */
+        double *energy_mark;  /* [ndomains] totals at the start of the current window */
+        double *win_dom_j;    /* [win_dom_cap * ndomains] joules per domain of each window */
+        size_t win_dom_cap;
 
         /* LB step scratch, reused */
         struct lbomp__dec *dec;

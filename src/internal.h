@@ -107,7 +107,7 @@ struct lbomp__topo {
         bool flat;          /* host: hwloc could not read it; one node, threads not bound */
         int ncores_machine; /* cores of the whole machine (host), before the restriction */
         int npus_allowed;   /* PUs this process may run on (host), for oversubscription */
-        void *hwloc;      /* hwloc_topology_t */
+        void *hwloc;        /* hwloc_topology_t */
 };
 /* Loads the host (path NULL) or an XML file. -ENOENT missing file, -EINVAL unparsable. */
 int lbomp__topo_load(struct lbomp__topo *t, const char *path);
@@ -150,9 +150,9 @@ struct lbomp__worker {
         double win_bg_s;   /* span not spent in tasks */
         double win_busy_s; /* time in tasks it ran (its own and stolen) */
         uint64_t win_stolen;
-        uint64_t steps;     /* steps this worker has run */
-        uint64_t win_steps; /* steps of the current window */
-        uint64_t skipped;   /* tasks left when a thread broke out of the loop */
+        uint64_t steps;      /* steps this worker has run */
+        uint64_t win_steps;  /* steps of the current window */
+        uint64_t skipped;    /* tasks left when a thread broke out of the loop */
         uint64_t clock_back; /* readings earlier than the previous one, counted as 0 */
 };
 
@@ -203,7 +203,7 @@ struct lbomp {
         uint64_t steps;     /* steps completed */
         uint64_t win_first; /* first step of the window being measured */
         double win_wall0;
-        int lb_rc; /* result of the last LB step, shared with the team */
+        int lb_rc;         /* result of the last LB step, shared with the team */
         bool said_no_time; /* the "clock did not advance" line was printed */
 
         /* records */

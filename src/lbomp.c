@@ -995,7 +995,7 @@ static void lb_step(struct lbomp *lb, int self)
                 if (!rec->note[0] && snap->ntasks && rec->pub.avg_load > 0 &&
                     snap->cost[heavy] > 1.05 * rec->pub.avg_load)
                         snprintf(rec->note, sizeof rec->note,
-                                 "λ >= %.2f: task %u alone costs that much", 
+                                 "λ >= %.2f: task %u alone costs that much",
                                  snap->cost[heavy] / rec->pub.avg_load, snap->id[heavy]);
                 rec->locality_after = lbomp__locality_cost(snap, dest);
                 rec->pub.locality_before = rec->locality_before;
@@ -1099,8 +1099,9 @@ static void binding_note(const struct lbomp *lb, char *buf, size_t len)
                          "the system puts them%s",
                          ok, ok + failed, strerror(-first_err), cpuset);
         else
-                snprintf(buf, len, "lbomp bound %d workers to %d core(s)%s, spread over %d node(s)%s",
-                         ok, lb->topo.ncores, cpuset, lb->topo.nnodes,
+                snprintf(buf, len,
+                         "lbomp bound %d workers to %d core(s)%s, spread over %d node(s)%s", ok,
+                         lb->topo.ncores, cpuset, lb->topo.nnodes,
                          lb->oversubscribed ? ", oversubscribed" : "");
 }
 

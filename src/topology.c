@@ -4,10 +4,10 @@
  * It is the host, as hwloc discovers it within the process's allowed cpuset, or a recorded
  * topology (an hwloc XML file from numa-profiles/) when LBOMP_TOPOLOGY names one: then workers
  * are placed on the profile's cores while the threads run wherever the host lets them. Distances
- * are normalised so that local = 1.0 (ACPI SLIT reports 10). The host is restricted to the cores the
- * user let the process use (taskset, a cpuset), so that lbomp never binds a thread outside them;
- * when hwloc cannot read the host at all, a flat topology (one node, the allowed CPUs) stands in,
- * with a warning, and threads are left unbound.
+ * are normalised so that local = 1.0 (ACPI SLIT reports 10). The host is restricted to the cores
+ * the user let the process use (taskset, a cpuset), so that lbomp never binds a thread outside
+ * them; when hwloc cannot read the host at all, a flat topology (one node, the allowed CPUs) stands
+ * in, with a warning, and threads are left unbound.
  */
 #include <errno.h>
 #include <hwloc.h>
@@ -248,8 +248,8 @@ int lbomp__topo_bind(const struct lbomp__topo *t, int c)
         if (!o)
                 return -ENOENT;
         if (!user_affinity.saved)
-                user_affinity.saved = sched_getaffinity(0, sizeof user_affinity.set,
-                                                        &user_affinity.set) == 0;
+                user_affinity.saved =
+                        sched_getaffinity(0, sizeof user_affinity.set, &user_affinity.set) == 0;
         if (hwloc_set_cpubind(h, o->cpuset, HWLOC_CPUBIND_THREAD) != 0)
                 return errno ? -errno : -EPERM;
         return 0;

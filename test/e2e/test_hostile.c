@@ -368,10 +368,10 @@ static int plan_invalid(const struct lbomp__snap *s, uint32_t *dest, struct lbom
         return 0;
 }
 
-static const struct lbomp__policy failing = {"test-fails", "test: returns -EAGAIN", LBOMP__CENTRAL,
-                                             plan_fails, 0, NULL};
-static const struct lbomp__policy invalid = {"test-invalid", "test: plans a missing worker",
-                                             LBOMP__CENTRAL, plan_invalid, 0, NULL};
+static const struct lbomp__policy failing = {
+        "test-fails", "test: returns -EAGAIN", LBOMP__CENTRAL, plan_fails, 0, NULL};
+static const struct lbomp__policy invalid = {
+        "test-invalid", "test: plans a missing worker", LBOMP__CENTRAL, plan_invalid, 0, NULL};
 
 static void t_policy_fail(void)
 {

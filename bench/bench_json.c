@@ -84,8 +84,9 @@ void kn_print_json(FILE *out, const char *bench, const struct kn_opts *o, const 
         num(out, "imbalance_last", r->imbalance_last);
         fprintf(out, ",\"migrations\":%llu", r->migrations);
         num(out, "decision_s", r->decision_s);
-        fprintf(out, ",\"messages\":%llu,\"topology\":\"%s\",\"nodes\":%d,\"cores\":%d",
-                r->messages, topo, nodes, cores);
+        fprintf(out, ",\"messages\":%llu", r->messages);
+        str(out, "topology", topo);
+        fprintf(out, ",\"nodes\":%d,\"cores\":%d", nodes, cores);
         num(out, "locality_cost_first", r->locality_first);
         num(out, "locality_cost_last", r->locality_last);
         num(out, "energy_j", r->energy_j);

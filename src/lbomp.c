@@ -1249,11 +1249,10 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
         uint64_t mig, msgs;
         double dec;
         totals(lb, &mig, &dec, &msgs);
-        fprintf(out,
-                "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":\"%s\",\"nodes\":%d,"
-                "\"cores\":%d,",
-                lb->cfg.policy->name, lb->cfg.period, lb->nworkers, lb->topo.name, lb->topo.nnodes,
-                lb->topo.ncores);
+        fprintf(out, "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":",
+                lb->cfg.policy->name, lb->cfg.period, lb->nworkers);
+        json_str(out, lb->topo.name); /* a file name may hold quotes */
+        fprintf(out, ",\"nodes\":%d,\"cores\":%d,", lb->topo.nnodes, lb->topo.ncores);
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
                 (unsigned long long)lb->steps, lb->nalive, (unsigned long long)mig);
         json_num(out, dec);

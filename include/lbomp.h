@@ -122,11 +122,13 @@ void lbomp_policy_help(FILE *out);
  */
 
 /**
- * Adds a persistent task. `data` is the user pointer handed back when the task runs, `bytes` the
+ * Adds a persistent task. `data` is the user pointer handed back when the task runs (not NULL:
+ * NULL is what ends LBOMP_FOR_EACH_TASK), `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
  * or LBOMP_NODE_ANY. New tasks go to the least loaded worker (round-robin before any measurement;
  * consecutive tasks end up in consecutive blocks, as schedule(static) would place them).
- * Returns 0 and the new id in *id (may be NULL), -EINVAL (home_node out of range), -ENOMEM.
+ * Returns 0 and the new id in *id (may be NULL), -EINVAL (data NULL, home_node out of range),
+ * -ENOMEM.
  */
 int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
 

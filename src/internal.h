@@ -206,6 +206,14 @@ struct lbomp {
         int lb_rc;         /* result of the last LB step, shared with the team */
         bool said_no_time; /* the "clock did not advance" line was printed */
 
+        /* the LB step in progress, shared by the team between barriers */
+        struct {
+                const struct lbomp__snap *snap;
+                struct lbomp__lbrec *rec;
+                double t_decide;
+                bool skip;
+        } lbs;
+
         /* records */
         struct lbomp__lbrec *lb;
         size_t nlb, lb_cap;

@@ -531,6 +531,13 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                 return -EINVAL;
         if (lb->in_step)
                 return -EBUSY;
+        if (!data) {
+                /* NULL is how lbomp_iter_next says "no task left": a NULL task would silently end
+                 * its thread's part of every step. */
+                lbomp__set_error(false, "lbomp: lbomp_task_add: data is NULL; every task needs a "
+                                        "non-NULL pointer (NULL ends LBOMP_FOR_EACH_TASK)");
+                return -EINVAL;
+        }
         if (home_node != LBOMP_NODE_ANY && (home_node < 0 || home_node >= lb->topo.nnodes)) {
                 lbomp__set_error(
                         false,
@@ -893,10 +900,12 @@ static int apply_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint3
 
 static void lb_step(struct lbomp *lb, int self)
 {
-        static const struct lbomp__snap *snap; /* shared with the team between barriers */
-        static struct lbomp__lbrec *rec;
-        static double t_decide;
-        static bool skip; /* no time was measured: nothing to decide from */
+        /* Shared with the team between barriers. In the runtime, not static: two runtimes may
+         * balance at the same time from two threads (test_two_runtimes). */
+#define snap     lb->lbs.snap
+#define rec      lb->lbs.rec
+#define t_decide lb->lbs.t_decide
+#define skip     lb->lbs.skip /* no time was measured: nothing to decide from */
         const struct lbomp__policy *pol = lb->cfg.policy;
         (void)self;
 #pragma omp master
@@ -1015,6 +1024,10 @@ static void lb_step(struct lbomp *lb, int self)
                 window_restart(lb);
         }
 #pragma omp barrier
+#undef snap
+#undef rec
+#undef t_decide
+#undef skip
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -454,6 +454,9 @@ static void t_one(const char *p)
                 setenv("LBOMP_STEAL", steal[k], 1);
                 lbomp_t *lb = create(p, 4, 1);
                 unsetenv("LBOMP_STEAL");
+                /* A NULL task pointer would end its thread's loop early: refused. */
+                ASSERT_EQ(lbomp_task_add(lb, NULL, 8, LBOMP_NODE_ANY, NULL), -EINVAL);
+                ASSERT_STR_CONTAINS(lbomp_last_error(), "NULL");
                 add_tasks(lb, 1, 5);
                 steps(lb, 6, "one");
                 for (size_t i = 0; i < lbomp_lb_count(lb); i++) {

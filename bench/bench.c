@@ -6,7 +6,10 @@
  * step_s_median, lb_steps, imbalance_first, imbalance_last, migrations, decision_s, messages,
  * topology, nodes, cores, locality_cost_first, locality_cost_last, energy_j (joules of all
  * packages over the run, null when the counters cannot be read or for a baseline), energy_note
- * (then the reason; otherwise the reader: "powercap: ...", "perf: ...", "msr: ..."), checksum.
+ * (then the reason; otherwise the reader: "powercap: ...", "perf: ...", "msr: ..."), move_cost
+ * (Σ data bytes × distance of the migrations), stolen (tasks run by another worker than their
+ * owner), exactly_once (every task ran once in every step, checked after each step, outside the
+ * timed step), checksum.
  *
  * Baselines never touch lbomp while they run; their λ comes from each thread's busy time in the
  * loop over windows of --period steps (the library's windows), so both sides are measured alike.
@@ -191,13 +194,30 @@ int bench_opt(struct bench_opts *o, const char *prog, int argc, char **argv, int
 struct lb_arg {
         const struct bench_kernel *k;
         long step;
+        long *runs; /* per task: times it ran (atomic) */
 };
 
 static void run_task(void *data, lbomp_id_t id, void *arg)
 {
-        (void)id;
         const struct lb_arg *a = arg;
+        __atomic_fetch_add(&a->runs[id], 1, __ATOMIC_RELAXED);
         a->k->step(data, a->step);
+}
+
+/* Every task ran exactly once in each of the `steps` steps so far (stealing must neither lose nor
+ * repeat a task). Prints the first violation. */
+static int check_runs(const char *bench, const long *runs, long n, long steps)
+{
+        for (long i = 0; i < n; i++) {
+                long r = __atomic_load_n(&runs[i], __ATOMIC_RELAXED);
+                if (r != steps) {
+                        fprintf(stderr,
+                                "%s: task %ld ran %ld times in %ld steps: exactly-once violated\n",
+                                bench, i, r, steps);
+                        return -1;
+                }
+        }
+        return 0;
 }
 
 static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
@@ -215,12 +235,16 @@ static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
         lbomp_energy_get(lb, &en);
         r->energy_j = en.package_j;
         r->energy_note = en.note;
-        r->migrations = r->messages = 0;
-        r->decision_s = 0;
+        r->migrations = r->messages = r->stolen = 0;
+        r->decision_s = r->move_cost = 0;
+        for (size_t i = 0; i < nw; i++)
+                if (lbomp_window_get(lb, i, &w) == 0)
+                        r->stolen += w.stolen;
         for (size_t i = 0; i < r->lb_steps; i++) {
                 lbomp_lb_stats_t s;
                 lbomp_lb_get(lb, i, &s);
                 r->migrations += s.migrations;
+                r->move_cost += s.move_cost;
                 r->messages += s.messages;
                 r->decision_s += s.decision_s;
                 if (i == 0)
@@ -282,6 +306,9 @@ static void print_json(FILE *out, const struct bench_opts *o, const struct bench
         fprintf(out, ",\"nodes\":%d,\"cores\":%d", nodes, cores);
         num(out, "locality_cost_first", r->locality_first);
         num(out, "locality_cost_last", r->locality_last);
+        num(out, "move_cost", r->move_cost);
+        fprintf(out, ",\"stolen\":%llu,\"exactly_once\":%s", r->stolen,
+                r->exactly_once ? "true" : "false");
         num(out, "energy_j", r->energy_j);
         str(out, "energy_note", r->energy_note);
         if (k->json_extra)
@@ -320,23 +347,32 @@ static int run_lbomp(const struct bench_opts *o, const struct bench_kernel *k)
                 return fail(k->bench, "setting up tasks failed", rc);
         }
         double *step_s = malloc((size_t)o->iters * sizeof *step_s);
-        if (!step_s) {
+        long *runs = calloc((size_t)k->ntasks, sizeof *runs);
+        if (!step_s || !runs) {
+                free(step_s);
                 lbomp_destroy(lb);
                 return fail(k->bench, "out of memory", -ENOMEM);
         }
-        struct lb_arg arg = {.k = k};
-        double t0 = bench_now_s();
+        struct lb_arg arg = {.k = k, .runs = runs};
+        int once = 1;
+        double t0 = bench_now_s(), checking = 0;
         for (long s = 0; s < o->iters; s++) {
                 double ts = bench_now_s();
                 arg.step = s;
                 if ((rc = lbomp_step(lb, run_task, &arg)) < 0) {
                         free(step_s);
+                        free(runs);
                         lbomp_destroy(lb);
                         return fail(k->bench, "step failed", rc);
                 }
-                step_s[s] = bench_now_s() - ts;
+                double te = bench_now_s();
+                step_s[s] = te - ts;
+                if (once && check_runs(k->bench, runs, k->ntasks, s + 1) < 0)
+                        once = 0;
+                checking += bench_now_s() - te;
         }
-        struct bench_result r = {.total_s = bench_now_s() - t0};
+        struct bench_result r = {.total_s = bench_now_s() - t0 - checking, .exactly_once = once};
+        free(runs);
         r.step_s_median = bench_median(step_s, o->iters);
         r.checksum = k->checksum(k->ctx);
         result_from_lbomp(&r, lb);
@@ -364,7 +400,7 @@ static int run_lbomp(const struct bench_opts *o, const struct bench_kernel *k)
         }
         free(step_s);
         lbomp_destroy(lb);
-        return 0;
+        return once ? 0 : 1;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -381,7 +417,11 @@ enum { PAD = 8 }; /* doubles per thread slot: one cache line, no false sharing *
         {                                                                                          \
                 int t = omp_get_thread_num();                                                      \
                 double w0 = bench_now_s(), c0 = thread_cpu_s();                                    \
-                _Pragma(SCHED) for (long i = 0; i < n; i++) k->step(ptr[i], s);                    \
+                _Pragma(SCHED) for (long i = 0; i < n; i++)                                        \
+                {                                                                                  \
+                        __atomic_fetch_add(&runs[i], 1, __ATOMIC_RELAXED);                         \
+                        k->step(ptr[i], s);                                                        \
+                }                                                                                  \
                 double wall = bench_now_s() - w0, cpu = thread_cpu_s() - c0;                       \
                 busy[t * PAD] += cpu > 0 && cpu < wall ? cpu : wall;                               \
         }
@@ -396,7 +436,10 @@ static int run_baseline(const struct bench_opts *o, const struct bench_kernel *k
         double *step_s = malloc((size_t)o->iters * sizeof *step_s);
         double *lam = malloc((size_t)nwin * sizeof *lam),
                *wwall = calloc((size_t)nwin, sizeof *wwall);
-        if (!ptr || !busy || !step_s || !lam || !wwall) {
+        long *runs = calloc((size_t)n, sizeof *runs);
+        int once = 1;
+        double checking = 0;
+        if (!ptr || !busy || !step_s || !lam || !wwall || !runs) {
                 fprintf(stderr, "%s: out of memory\n", k->bench);
                 return 2;
         }
@@ -422,12 +465,17 @@ static int run_baseline(const struct bench_opts *o, const struct bench_kernel *k
 #pragma omp task firstprivate(i)
                                 {
                                         double a = bench_now_s();
+                                        __atomic_fetch_add(&runs[i], 1, __ATOMIC_RELAXED);
                                         k->step(ptr[i], s);
                                         busy[omp_get_thread_num() * PAD] += bench_now_s() - a;
                                 }
                         }
                 }
-                step_s[s] = bench_now_s() - ts;
+                double te = bench_now_s();
+                step_s[s] = te - ts;
+                if (once && check_runs(k->bench, runs, n, s + 1) < 0)
+                        once = 0;
+                checking += bench_now_s() - te;
                 long w = s / period;
                 wwall[w] += step_s[s];
                 if ((s + 1) % period == 0 || s + 1 == o->iters) {
@@ -440,7 +488,8 @@ static int run_baseline(const struct bench_opts *o, const struct bench_kernel *k
                         lam[w] = sum > 0 ? max / (sum / T) : NAN;
                 }
         }
-        struct bench_result r = {.total_s = bench_now_s() - t0,
+        struct bench_result r = {.total_s = bench_now_s() - t0 - checking,
+                                 .exactly_once = once,
                                  .imbalance_first = lam[0],
                                  .imbalance_last = lam[nwin - 1],
                                  .locality_first = NAN,
@@ -495,7 +544,8 @@ static int run_baseline(const struct bench_opts *o, const struct bench_kernel *k
         free(step_s);
         free(lam);
         free(wwall);
-        return 0;
+        free(runs);
+        return once ? 0 : 1;
 }
 
 int bench_run(const struct bench_opts *o, const struct bench_kernel *k)

@@ -83,6 +83,12 @@ int lbomp_set_seed(lbomp_t *lb, uint64_t seed);
 int lbomp_set_verbose(lbomp_t *lb, int level);
 /** Same as LBOMP_TOLERANCE: allowed overload above the average, in (0, 1] (default 0.05). */
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
+/** Same as LBOMP_FANOUT: peers each gossip send of a decentralized policy reaches, 1..64
+ * (default 2). -EINVAL otherwise. */
+int lbomp_set_fanout(lbomp_t *lb, int fanout);
+/** Same as LBOMP_RETRIES: normal offers of a pack before packdrop sends it forced, 0..64 (default
+ * 2: the first offer and one retry; 0 forces at once). -EINVAL otherwise. */
+int lbomp_set_retries(lbomp_t *lb, int offers);
 /**
  * Same as LBOMP_TOPOLOGY: a hwloc XML file the library sees as the machine (NULL: the host).
  * Only before the first step and before tasks are added (-EBUSY otherwise); -ENOENT if the file
@@ -122,11 +128,14 @@ void lbomp_policy_help(FILE *out);
  */
 
 /**
- * Adds a persistent task. `data` is the user pointer handed back when the task runs, `bytes` the
+ * Adds a persistent task. `data` is the user pointer handed back when the task runs (not NULL:
+ * NULL is what ends LBOMP_FOR_EACH_TASK), `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
- * or LBOMP_NODE_ANY. New tasks go to the least loaded worker (round-robin before any measurement;
- * consecutive tasks end up in consecutive blocks, as schedule(static) would place them).
- * Returns 0 and the new id in *id (may be NULL), -EINVAL (home_node out of range), -ENOMEM.
+ * or LBOMP_NODE_ANY. Tasks added since the last step are placed at the start of the next step in
+ * contiguous blocks of ids over all workers, as schedule(static) would place them; the balancer
+ * moves them from there.
+ * Returns 0 and the new id in *id (may be NULL), -EINVAL (data NULL, home_node out of range),
+ * -ENOMEM.
  */
 int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
 
@@ -146,6 +155,69 @@ int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes);
 
 /** Worker that currently holds task `id`, or a negative errno. */
 int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
+
+/* ---------------------------------------------------------------------------------------------
+ * Data with the task. A task's memory can be placed on its worker's NUMA node and follow the task
+ * when a rebalance moves it to another node: lbomp moves the pages itself (LBOMP_MOVE_PAGES=on,
+ * libnuma move_pages) and/or calls the application's migrate callback so that it moves its own
+ * structures. Nodes are those of the topology lbomp sees (lbomp_topology()). With a profile
+ * (LBOMP_TOPOLOGY) they are virtual: memory is allocated on the host as usual, no page is moved,
+ * and the report counts the bytes that would have moved. lbomp_alloc_on_node() and lbomp_free()
+ * may be called from any thread at any time; the other calls are not allowed while a step runs
+ * (-EBUSY).
+ */
+
+/**
+ * Allocates `bytes` (> 0) of page-aligned memory on NUMA node `node` of the topology, or on the
+ * calling thread's node with LBOMP_NODE_ANY (libnuma numa_alloc_onnode / numa_alloc_local). With
+ * a profile topology the memory is allocated on the host's local node whatever `node` says.
+ * Free it with lbomp_free(). Returns 0 and the memory in *out, -EINVAL (node out of range, bytes
+ * 0, NULL out), -ENOTSUP (the kernel has no NUMA support: numa_available() < 0), -ENOMEM.
+ */
+int lbomp_alloc_on_node(lbomp_t *lb, size_t bytes, int node, void **out);
+
+/** Frees memory of lbomp_alloc_on_node() or lbomp_task_alloc(); `bytes` is the size asked for.
+ * Accepts NULL. Thread-safe. */
+void lbomp_free(void *p, size_t bytes);
+
+/**
+ * Allocates `bytes` for task `id` on the node of its worker and registers it as the task's memory
+ * (lbomp_task_set_memory) with that node as its home. Tasks added since the last step get their
+ * worker now, as the next step would give it, so add every task first and allocate afterwards.
+ * Returns 0 and the memory in *out, -ENOENT (no such task), and the errors of
+ * lbomp_alloc_on_node().
+ */
+int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out);
+
+/**
+ * Registers [addr, addr + bytes) as the memory of task `id`: the pages that follow it when it
+ * changes node. `node` is where the memory lives, or LBOMP_NODE_ANY when unknown (then the first
+ * migration of the task moves its pages to its new node whatever the old one was); a node given
+ * here also becomes the task's home node (lbomp_task_add). Pages are whole: the first and last
+ * page of the range move even when they also hold other data. addr NULL (or bytes 0) forgets the
+ * registration. Returns 0, -ENOENT (no such task), -EINVAL (node out of range).
+ */
+int lbomp_task_set_memory(lbomp_t *lb, lbomp_id_t id, void *addr, size_t bytes, int node);
+
+/**
+ * Application callback for a task that changes NUMA node: `data` is the task's user pointer,
+ * `from_node` the node its data was on (its home node, else its old worker's node), `to_node` its
+ * new worker's node. It runs at the LB step, after the plan is applied and before the next step,
+ * on the OpenMP thread of the task's new worker (so first-touch allocations land on the new node
+ * when threads are bound); calls for different tasks run concurrently on different threads. It
+ * must not call lbomp. Afterwards the task's home node is `to_node`.
+ */
+typedef void (*lbomp_migrate_fn)(void *data, lbomp_id_t id, int from_node, int to_node, void *arg);
+
+/** Sets (or, with NULL, removes) the migrate callback. -EBUSY while a step runs. */
+int lbomp_set_migrate_fn(lbomp_t *lb, lbomp_migrate_fn fn, void *arg);
+
+/**
+ * Same as LBOMP_MOVE_PAGES (on = 1, off = 0): move a migrating task's registered pages to its new
+ * node with move_pages. -EBUSY while a step runs, -ENOTSUP when turning it on without kernel NUMA
+ * support.
+ */
+int lbomp_set_move_pages(lbomp_t *lb, int on);
 
 /* ---------------------------------------------------------------------------------------------
  * Running steps
@@ -201,6 +273,9 @@ void lbomp_iter_end(lbomp_iter_t *it);
  * Statistics and report
  */
 
+/** Message kinds a decentralized policy may count separately (lbomp_lb_stats_t.kind_name). */
+#define LBOMP_MSG_KINDS 8
+
 /** What one load-balancing step did. Times in seconds, loads in seconds per step. */
 typedef struct lbomp_lb_stats {
         uint64_t step;           /* the step after which the balancer ran (0-based) */
@@ -217,6 +292,31 @@ typedef struct lbomp_lb_stats {
         double locality_before;  /* Σ links bytes × node distance, before the moves */
         double locality_after;   /* the same after the moves */
         int error;               /* 0, or the policy's error code (then nothing moved) */
+        /* Move cost: Σ over migrations of data bytes × distance(node the data was on, node of the
+         * new worker); the data is on the task's home node when known, else on its old worker's
+         * node. Distances are normalised (local = 1.0), so a move inside a node costs its bytes. */
+        double move_cost;
+        uint32_t node_migrations;     /* migrations to a worker on another NUMA node */
+        uint64_t node_migrated_bytes; /* their data bytes */
+        /* Data with the task (LBOMP_MOVE_PAGES, lbomp_set_migrate_fn): */
+        uint32_t data_moves; /* tasks whose data followed them: pages moved or callback called */
+        uint64_t data_bytes; /* bytes of registered memory moved by move_pages; with a profile
+                                topology, the bytes that would have moved (nothing is moved) */
+        double data_s;       /* wall time of the page moves and migrate callbacks */
+        int data_error;      /* 0, or the first error of move_pages (the run goes on) */
+        /* Decentralized policies only (0 / NULL otherwise). `rounds` above counts the rounds every
+         * worker ran plus ceil(log2 workers) for each collective (reduction, quiescence check). */
+        uint32_t gossip_rounds;   /* rounds in which gossip messages were sent */
+        uint32_t collectives;     /* reductions and quiescence detections */
+        uint32_t packs;           /* packdrop: packs formed by the overloaded workers */
+        uint32_t offers_rejected; /* offers (of a pack or a task) refused by their target */
+        uint32_t packs_forced;    /* packdrop: packs sent forced after their normal offers */
+        uint32_t packs_withdrawn; /* packdrop: packs kept home (no target could take them) */
+        double span_s; /* critical path of the decision: Σ over rounds of the slowest worker */
+        const char *kind_name[LBOMP_MSG_KINDS];  /* names of the message kinds, static; NULL after
+                                                    the last */
+        uint64_t kind_messages[LBOMP_MSG_KINDS]; /* messages of each kind; they add up to
+                                                    `messages` */
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */
@@ -225,9 +325,13 @@ typedef struct lbomp_window_stats {
         double imbalance; /* λ of the measured loads of the window */
         double max_load, avg_load;
         double wall_s;   /* wall time of the window's steps */
-        uint64_t stolen; /* tasks run by another worker than their owner */
+        uint64_t stolen; /* tasks run by another worker than their owner (LBOMP_STEAL) */
         double energy_j; /* joules of all packages (RAPL) over the window; NAN when unavailable */
         double power_w;  /* energy_j / wall_s; NAN when unavailable */
+        /* λ of what each worker actually carried (its time in tasks, stolen ones included, plus
+         * its background), while `imbalance` charges every task to its owner. Equal without
+         * stealing; lower with it when stealing absorbed part of the imbalance. */
+        double imbalance_run;
 } lbomp_window_stats_t;
 
 /** Number of LB steps recorded so far. */
@@ -264,7 +368,11 @@ typedef struct lbomp_energy {
  */
 int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out);
 
-/** Prints the human-readable report: configuration, binding, one line per LB step, totals. */
+/**
+ * Prints the human-readable report: configuration, binding, one line per LB step (a second one
+ * with messages by kind, rounds, packs, rejected and forced offers for decentralized policies),
+ * totals.
+ */
 int lbomp_report(const lbomp_t *lb, FILE *out);
 /** Prints the same as one JSON object (one line). */
 int lbomp_report_json(const lbomp_t *lb, FILE *out);

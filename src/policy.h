@@ -21,13 +21,16 @@ struct lbomp__params {
         double refine_factor;   /* f (refine): 1.05 */
         double smart_threshold; /* smart: do nothing while 1 - min/max <= this: 0.05 */
         int fanout;             /* gossip fanout: 2 */
-        int retries;            /* packdrop: normal offers of a pack before a forced send: 2 */
+        int retries; /* packdrop: normal offers of a pack before it is sent forced: 2, i.e. the
+                        first offer and the one retry POLICIES.md allows; 0 forces at once */
 };
 
 /*
  * The immutable snapshot. Tasks are numbered 0..ntasks-1 here (compact: removed tasks are not in
- * it); `id` maps back to the runtime's task ids. Loads are seconds per step: cost is the mean over
- * the window of the task's measured time in one step.
+ * it); `id` maps back to the runtime's task ids. Loads are seconds per step. The costs of one
+ * worker's tasks add up to the mean over the window of the time it spent in them per step; each
+ * task's share is its median step (over the last LBOMP__HIST steps, windows of 3 steps or more),
+ * so that a pause of the thread (preemption) is not charged to the one task it interrupted.
  */
 struct lbomp__snap {
         uint32_t ntasks, nworkers, nnodes;
@@ -51,16 +54,24 @@ struct lbomp__snap {
         const struct lbomp__params *params;
 };
 
+#define LBOMP__MSG_KINDS 8 /* message kinds a policy may name (struct lbomp__policy.msg_kinds) */
+
 /* What a policy tells about its own run, beyond the plan. */
 struct lbomp__pstats {
-        uint64_t messages;                 /* total messages sent */
-        uint64_t msg_by_kind[8];           /* per message kind (policy-defined names) */
-        const char *const *msg_kind_names; /* NULL-terminated, static */
-        uint32_t rounds;                   /* rounds of a decentralized run */
-        double span_s;                    /* critical path: sum over rounds of the slowest worker */
-        uint32_t packs, rejected, forced; /* packdrop */
-        uint32_t attempts;                /* refine: attempts with different factors */
-        double factor;                    /* refine: the factor that succeeded */
+        uint64_t messages;                      /* total messages sent */
+        uint64_t msg_by_kind[LBOMP__MSG_KINDS]; /* per message kind (policy-defined names) */
+        const char *const *msg_kind_names;      /* NULL-terminated, static */
+        uint32_t rounds;        /* rounds of a decentralized run, collectives included */
+        uint32_t collectives;   /* reductions and quiescence detections, ceil(log2 P) rounds each */
+        uint32_t gossip_rounds; /* rounds in which a message of the kind "gossip" was sent */
+        double span_s;          /* critical path: sum over rounds of the slowest worker */
+        uint32_t packs;         /* packdrop: packs formed */
+        double pack_max;        /* packdrop: cost of the largest pack */
+        uint32_t rejected;      /* offers rejected by their target */
+        uint32_t forced;        /* packdrop: packs sent forced */
+        uint32_t withdrawn;     /* packdrop: packs that stayed home (no target could help) */
+        uint32_t attempts;      /* refine: attempts with different factors */
+        double factor;          /* refine: the factor that succeeded */
 };
 
 enum lbomp__policy_kind { LBOMP__CENTRAL, LBOMP__DECENTRAL };
@@ -82,12 +93,15 @@ struct lbomp__policy {
         /*
          * Decentralized: called for worker `self` once per round (round 0, 1, ...) by the
          * framework, on every worker, until every worker returned LBOMP__ROUND_DONE in a round in
-         * which no message was sent. Messages sent in round r are delivered in round r + 1. A
+         * which no message was sent and no collective started (a negative return ends the run on
+         * every worker with that error). Messages sent in round r are delivered in round r + 1. A
          * worker writes dest[] only for the tasks it holds (snapshot wtask of self). `state` is
          * wstate_size zeroed bytes private to the worker for this LB step.
          */
         size_t wstate_size;
         int (*round)(struct lbomp__dctx *dc, uint32_t self, uint32_t round, void *state);
+        /* Decentralized: names of the message kinds, NULL-terminated, at most LBOMP__MSG_KINDS. */
+        const char *const *msg_kinds;
 };
 
 /* registry.c */
@@ -108,6 +122,37 @@ int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_
 double lbomp__locality_cost(const struct lbomp__snap *s, const uint32_t *map);
 /* Node a task prefers: its home node, else the node of its current worker. */
 int32_t lbomp__task_node(const struct lbomp__snap *s, uint32_t t);
+
+/*
+ * What a plan moves. A migration is a task whose worker changes; it crosses nodes when the new
+ * worker's node differs from the old worker's. The move cost is Σ over migrations of data bytes ×
+ * d(node the data is on, node of the new worker), the data being on the task's home node when
+ * known, else on its old worker's node (so a move inside a node costs bytes × 1.0, like a local
+ * link).
+ */
+struct lbomp__moves {
+        uint32_t tasks;      /* migrations */
+        uint32_t node_tasks; /* migrations to another node */
+        uint64_t bytes;      /* data bytes of the migrations */
+        uint64_t node_bytes; /* data bytes of the migrations to another node */
+        double node_load;    /* Σ cost of the migrations to another node, seconds per step */
+        double cost;         /* the move cost, bytes × normalised distance */
+};
+void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
+
+/* greedy.c, shared with hierarchical. Task indices heaviest first, ties by index; the first
+ * allocates (NULL on failure), the second sorts in place. */
+uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
+void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint32_t n);
+/*
+ * Greedy over a part of the machine: gives each of `tasks` (heaviest first) to the least loaded of
+ * `workers`, starting from the loads load0[i] of workers[i]; ties keep a task on its worker, then
+ * prefer the nearest node. Writes dest[t] for those tasks only. Uses no shared state, so disjoint
+ * calls may run in parallel. 0 or -ENOMEM.
+ */
+int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                         const uint32_t *workers, uint32_t nworkers, const double *load0,
+                         uint32_t *dest);
 
 /* Deterministic random numbers (splitmix64 seeding a xoshiro256**). */
 struct lbomp__rng {

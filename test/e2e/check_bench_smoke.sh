@@ -2,7 +2,8 @@
 # bench_smoke: every workload of bench/ runs with --size tiny under every policy the library lists
 # (LBOMP_POLICY=help), with stealing, and under each OpenMP baseline, and every variant of a
 # workload ends with the same checksum; the JSON keys of the contract are present, with policy
-# null and baseline set for the baselines. Usage: check_bench_smoke.sh BENCH_BUILD_DIR
+# null and baseline set for the baselines, and every task ran exactly once in every step.
+# Usage: check_bench_smoke.sh BENCH_BUILD_DIR
 set -euo pipefail
 dir=$1
 exec python3 - "$dir" <<'PY'
@@ -21,7 +22,7 @@ variants += [(["--policy", "greedy", "--threads", "1"], {}), (["--policy", "refi
 variants += [(["--baseline", b], {}) for b in ("omp-static", "omp-dynamic", "omp-guided", "omp-tasks")]
 keys = ("bench policy baseline threads tasks k iters period load total_s step_s_median lb_steps "
         "imbalance_first imbalance_last migrations decision_s messages topology nodes cores "
-        "locality_cost_first locality_cost_last checksum").split()
+        "locality_cost_first locality_cost_last move_cost stolen exactly_once checksum").split()
 failed, runs, t0 = [], 0, time.time()
 for prog, args in workloads:
     sums = {}
@@ -41,6 +42,8 @@ for prog, args in workloads:
             failed.append(f"{label}: policy {r['policy']!r}, baseline {r['baseline']!r}")
         if vargs[0] == "--policy" and (r["policy"] != vargs[1] or r["baseline"] is not None):
             failed.append(f"{label}: policy {r['policy']!r}, baseline {r['baseline']!r}")
+        if r.get("exactly_once") is not True:
+            failed.append(f"{label}: exactly_once {r.get('exactly_once')!r}")
         threads = int([cmd[i + 1] for i, a in enumerate(cmd) if a == "--threads"][-1])
         if r["threads"] != threads:
             failed.append(f"{label}: threads {r['threads']} != {threads}")

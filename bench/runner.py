@@ -298,7 +298,11 @@ def q(s):
 def plots(summary, outdir, policies):
     names = list(dict.fromkeys(s["workload"] for s in summary))
     os.makedirs(os.path.join(outdir, "data"), exist_ok=True)
-    head = 'set terminal pngcairo size 1000,520 font ",10"\nset grid ytics\nset key outside right\n'
+    # 16 distinct colours: gnuplot's default cycle repeats after 8, and there can be 14 variants
+    colours = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#e7ba52', '#637939', '#843c39', '#7b4173', '#3182bd']
+    head = ('set terminal pngcairo size 1000,520 font ",10"\nset grid ytics\nset key outside right\n'
+            + "".join(f'set linetype {i + 1} lc rgb "{c}" pt {i % 13 + 1}\n' for i, c in enumerate(colours))
+            + "set linetype cycle 16\n")
     # 1. total time per variant, one panel per workload, as ratios to none (absolute times differ)
     for w in names:
         ss = [s for s in summary if s["workload"] == w]

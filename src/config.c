@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-#define DEFAULT_POLICY "greedy"
+#define DEFAULT_POLICY "refine"
 
 int lbomp__parse_int(const char *var, const char *s, long lo, long hi, long *out)
 {

@@ -24,6 +24,10 @@
 /* Formats the thread's last error message; also printed on stderr when `print` is set. */
 void lbomp__set_error(bool print, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Resizes *p to n elements of `size` bytes (at least one); 0 or -ENOMEM, *p kept on failure. */
+int lbomp__grow(void **p, size_t n, size_t size);
+#define LBOMP__GROW(ptr, n) lbomp__grow((void **)&(ptr), (n), sizeof *(ptr))
+
 /* ---- clock (clock.c) ---- */
 /*
  * Task timing reads the time-stamp counter where it is invariant (x86-64 with constant_tsc and

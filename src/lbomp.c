@@ -73,7 +73,7 @@ const char *lbomp_strerror(int err)
  * Workers
  */
 
-static int grow(void **p, size_t n, size_t size)
+int lbomp__grow(void **p, size_t n, size_t size)
 {
         void *q = realloc(*p, (n ? n : 1) * size);
         if (!q)
@@ -81,8 +81,6 @@ static int grow(void **p, size_t n, size_t size)
         *p = q;
         return 0;
 }
-
-#define GROW(ptr, n) grow((void **)&(ptr), (n), sizeof *(ptr))
 
 static void worker_free(struct lbomp__worker *w)
 {
@@ -205,7 +203,8 @@ static int rebuild_deques(struct lbomp *lb)
                         uint32_t cap = w->n > 2 * w->cap ? w->n : 2 * w->cap;
                         if (cap < 16)
                                 cap = 16;
-                        if (GROW(w->tasks, cap) || GROW(w->data, cap) || GROW(w->ticks, cap))
+                        if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->data, cap) ||
+                            LBOMP__GROW(w->ticks, cap))
                                 return -ENOMEM;
                         w->cap = cap;
                 }
@@ -438,7 +437,7 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                 return -ENOMEM;
         if (lb->ntask == lb->task_cap) {
                 uint32_t cap = lb->task_cap ? 2 * lb->task_cap : 64;
-                if (GROW(lb->task, cap) || GROW(lb->win_ticks, cap))
+                if (LBOMP__GROW(lb->task, cap) || LBOMP__GROW(lb->win_ticks, cap))
                         return -ENOMEM;
                 lb->task_cap = cap;
         }
@@ -494,7 +493,7 @@ int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes)
                 return -EINVAL;
         if (lb->nlink == lb->link_cap) {
                 size_t cap = lb->link_cap ? 2 * lb->link_cap : 64;
-                if (GROW(lb->link, cap))
+                if (LBOMP__GROW(lb->link, cap))
                         return -ENOMEM;
                 lb->link_cap = cap;
         }
@@ -726,7 +725,7 @@ static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *
 {
         if (lb->nwin == lb->win_cap) {
                 size_t cap = lb->win_cap ? 2 * lb->win_cap : 16;
-                if (GROW(lb->win, cap))
+                if (LBOMP__GROW(lb->win, cap))
                         return -ENOMEM;
                 lb->win_cap = cap;
         }
@@ -745,7 +744,7 @@ static struct lbomp__lbrec *new_lbrec(struct lbomp *lb)
 {
         if (lb->nlb == lb->lb_cap) {
                 size_t cap = lb->lb_cap ? 2 * lb->lb_cap : 16;
-                if (GROW(lb->lb, cap))
+                if (LBOMP__GROW(lb->lb, cap))
                         return NULL;
                 lb->lb_cap = cap;
         }

@@ -46,17 +46,6 @@ void lbomp__snapbuf_destroy(struct lbomp__snapbuf *b)
         free(b);
 }
 
-static int grow(void **p, size_t n, size_t size)
-{
-        void *q = realloc(*p, (n ? n : 1) * size);
-        if (!q)
-                return -ENOMEM;
-        *p = q;
-        return 0;
-}
-
-#define GROW(ptr, n) grow((void **)&(ptr), (n), sizeof *(ptr))
-
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b)
 {
         return b->dest;
@@ -69,24 +58,25 @@ const struct lbomp__snap *lbomp__snapshot(struct lbomp *lb, struct lbomp__snapbu
         *rc = 0;
         if (T + 1 > b->cap_t) {
                 size_t n = T + 1;
-                if (GROW(b->cost, n) || GROW(b->worker, n) || GROW(b->id, n) ||
-                    GROW(b->link_off, n) || GROW(b->wtask, n) || GROW(b->dest, n) ||
-                    GROW(b->bytes, n) || GROW(b->home, n))
+                if (LBOMP__GROW(b->cost, n) || LBOMP__GROW(b->worker, n) || LBOMP__GROW(b->id, n) ||
+                    LBOMP__GROW(b->link_off, n) || LBOMP__GROW(b->wtask, n) ||
+                    LBOMP__GROW(b->dest, n) || LBOMP__GROW(b->bytes, n) || LBOMP__GROW(b->home, n))
                         goto nomem;
                 b->cap_t = n;
         }
         if (L > b->cap_l || !b->link_dst) {
-                if (GROW(b->link_dst, L) || GROW(b->link_bytes, L))
+                if (LBOMP__GROW(b->link_dst, L) || LBOMP__GROW(b->link_bytes, L))
                         goto nomem;
                 b->cap_l = L;
         }
         if (P + 1 > b->cap_w) {
-                if (GROW(b->bg, P + 1) || GROW(b->wtask_off, P + 1) || GROW(b->wnode, P + 1))
+                if (LBOMP__GROW(b->bg, P + 1) || LBOMP__GROW(b->wtask_off, P + 1) ||
+                    LBOMP__GROW(b->wnode, P + 1))
                         goto nomem;
                 b->cap_w = P + 1;
         }
         if (lb->ntask > b->cap_i || !b->index) {
-                if (GROW(b->index, lb->ntask))
+                if (LBOMP__GROW(b->index, lb->ntask))
                         goto nomem;
                 b->cap_i = lb->ntask;
         }

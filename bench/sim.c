@@ -65,7 +65,7 @@ static void usage(FILE *out)
                 "  --profile XML    a numa-profiles/ file: its nodes, distances and cores\n"
                 "  --cores N        N workers (spread over the profile's cores; without a\n"
                 "                   profile, one node); default: the profile's core count\n"
-                "  --policy LIST    comma-separated, from: %s (default greedy)\n"
+                "  --policy LIST    comma-separated, from: %s; or all (default greedy)\n"
                 "  --seed S         seed of the workload and of the policies (a trace keeps its\n"
                 "                   recorded seeds unless --seed is given)\n"
                 "  --repeat R       run each policy R times, report the median times (default 1)\n"
@@ -120,6 +120,11 @@ static int parse_policies(struct opts *o, const char *s)
         if (!*s) {
                 fprintf(stderr, "lbomp-sim: --policy '' names no policy; valid: %s\n", names);
                 return -1;
+        }
+        if (strcmp(s, "all") == 0) { /* every registered policy, in the registry's order */
+                for (size_t i = 0; i < lbomp__policy_count() && o->npol < MAX_POLICIES; i++)
+                        o->pol[o->npol++] = lbomp__policy_at(i);
+                return 0;
         }
         for (;;) {
                 const char *comma = strchr(p, ',');

@@ -2,7 +2,9 @@
  * bench_json.c — the one-line JSON result every benchmark prints last with --json. Its keys are a
  * contract read by bench/run, the tests and the issues: bench, policy, threads, tasks, k, iters,
  * period, load, total_s, step_s_median, lb_steps, imbalance_first, imbalance_last, migrations,
- * decision_s, messages, topology, nodes, cores, locality_cost_first, locality_cost_last, checksum.
+ * decision_s, messages, topology, nodes, cores, locality_cost_first, locality_cost_last, energy_j
+ * (joules of all packages over the run, null when the counters cannot be read), energy_note (then
+ * the reason; otherwise the reader: "powercap: ...", "perf: ...", "msr: ..."), checksum.
  */
 #include <math.h>
 
@@ -19,6 +21,10 @@ void kn_result_from_lbomp(struct kn_result *r, const lbomp_t *lb)
                 r->imbalance_first = w.imbalance;
         if (nw && lbomp_window_get(lb, nw - 1, &w) == 0)
                 r->imbalance_last = w.imbalance;
+        lbomp_energy_t en;
+        lbomp_energy_get(lb, &en);
+        r->energy_j = en.package_j;
+        r->energy_note = en.note;
         r->migrations = r->messages = 0;
         r->decision_s = 0;
         for (size_t i = 0; i < r->lb_steps; i++) {
@@ -31,6 +37,26 @@ void kn_result_from_lbomp(struct kn_result *r, const lbomp_t *lb)
                         r->locality_first = s.locality_before;
                 r->locality_last = s.locality_after;
         }
+}
+
+/* A JSON string value: the note may carry a path, and a path may hold quotes or control bytes. */
+static void str(FILE *out, const char *key, const char *v)
+{
+        fprintf(out, ",\"%s\":", key);
+        if (!v) {
+                fputs("null", out);
+                return;
+        }
+        fputc('"', out);
+        for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        fprintf(out, "\\%c", *p);
+                else if (*p < 0x20)
+                        fprintf(out, "\\u%04x", *p);
+                else
+                        fputc(*p, out);
+        }
+        fputc('"', out);
 }
 
 static void num(FILE *out, const char *key, double v)
@@ -58,9 +84,12 @@ void kn_print_json(FILE *out, const char *bench, const struct kn_opts *o, const 
         num(out, "imbalance_last", r->imbalance_last);
         fprintf(out, ",\"migrations\":%llu", r->migrations);
         num(out, "decision_s", r->decision_s);
-        fprintf(out, ",\"messages\":%llu,\"topology\":\"%s\",\"nodes\":%d,\"cores\":%d",
-                r->messages, topo, nodes, cores);
+        fprintf(out, ",\"messages\":%llu", r->messages);
+        str(out, "topology", topo);
+        fprintf(out, ",\"nodes\":%d,\"cores\":%d", nodes, cores);
         num(out, "locality_cost_first", r->locality_first);
         num(out, "locality_cost_last", r->locality_last);
+        num(out, "energy_j", r->energy_j);
+        str(out, "energy_note", r->energy_note);
         fprintf(out, ",\"checksum\":%.17g}\n", r->checksum);
 }

@@ -43,6 +43,8 @@ struct kn_result {
         double imbalance_first, imbalance_last, decision_s;
         double locality_first, locality_last;
         unsigned long long lb_steps, migrations, messages;
+        double energy_j;         /* packages over the run (RAPL), NAN when unavailable */
+        const char *energy_note; /* the reason when unavailable, else the reader's note */
 };
 
 int kn_parse(struct kn_opts *o, int argc, char **argv);

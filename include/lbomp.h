@@ -94,6 +94,14 @@ int lbomp_set_topology(lbomp_t *lb, const char *xml_path);
  * step only (-EBUSY otherwise); -EINVAL if < 1 or > 4096.
  */
 int lbomp_set_workers(lbomp_t *lb, int nworkers);
+/**
+ * Same as LBOMP_POWERCAP_ROOT: read energy from this directory laid out like /sys/class/powercap
+ * (NULL: the machine's own counters, powercap then perf then MSR). Reopens the energy counters;
+ * totals restart from 0. Only before the first step (-EBUSY otherwise); -EINVAL for "". A
+ * directory that is missing or unreadable is not an error: energy becomes unavailable, and the
+ * report says why. -ENOMEM.
+ */
+int lbomp_set_powercap_root(lbomp_t *lb, const char *dir);
 
 /** Current values. Thread-safe while no setter runs. */
 const char *lbomp_get_policy(const lbomp_t *lb);
@@ -218,6 +226,8 @@ typedef struct lbomp_window_stats {
         double max_load, avg_load;
         double wall_s;   /* wall time of the window's steps */
         uint64_t stolen; /* tasks run by another worker than their owner */
+        double energy_j; /* joules of all packages (RAPL) over the window; NAN when unavailable */
+        double power_w;  /* energy_j / wall_s; NAN when unavailable */
 } lbomp_window_stats_t;
 
 /** Number of LB steps recorded so far. */
@@ -230,6 +240,29 @@ size_t lbomp_window_count(const lbomp_t *lb);
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out);
 /** Steps run so far. */
 uint64_t lbomp_steps(const lbomp_t *lb);
+
+/**
+ * Energy read from the processor's counters (RAPL) since lbomp_create(). Counters are read at
+ * every window boundary and at the end of a step when 10 ms or more have passed since the last
+ * reading, so the totals cover the run up to its last step (within 10 ms).
+ */
+typedef struct lbomp_energy {
+        const char *reader; /* "powercap", "perf" or "msr"; NULL when unavailable */
+        /* One line: the reader and why the preferred ones were not used, or "unavailable: <reason>"
+         * (e.g. "unavailable: /sys/class/powercap not present; perf: ...; msr: ..."). */
+        const char *note;
+        double package_j; /* joules of all packages (never psys nor sub-domains); NAN if unavailable
+                           */
+        double seconds;   /* span those joules cover; NAN when unavailable */
+        double power_w;   /* package_j / seconds; NAN when unavailable */
+} lbomp_energy_t;
+
+/**
+ * Fills *out. The strings stay valid until the next step, lbomp_set_powercap_root() or
+ * lbomp_destroy(). Unavailable energy is not an error: returns 0 with NAN figures and the reason
+ * in note. -EINVAL for NULL arguments.
+ */
+int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out);
 
 /** Prints the human-readable report: configuration, binding, one line per LB step, totals. */
 int lbomp_report(const lbomp_t *lb, FILE *out);

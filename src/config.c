@@ -158,6 +158,25 @@ static int set_time(struct lbomp__config *c, const char *var, const char *s)
         return -EINVAL;
 }
 
+static int set_powercap_root(struct lbomp__config *c, const char *var, const char *s)
+{
+        /* Only the text is checked here: a directory that is missing or unreadable makes energy
+         * "unavailable, because ..." in the report, it never stops the run. */
+        if (!*s || strlen(s) > 3000) {
+                lbomp__set_error(true,
+                                 "lbomp: %s='%.40s' is not valid; expected the path of a directory "
+                                 "laid out like /sys/class/powercap (1 to 3000 characters)",
+                                 var, s);
+                return -EINVAL;
+        }
+        char *dup = strdup(s);
+        if (!dup)
+                return -ENOMEM;
+        free(c->powercap_root);
+        c->powercap_root = dup;
+        return 0;
+}
+
 static int set_tolerance(struct lbomp__config *c, const char *var, const char *s)
 {
         double v;
@@ -199,6 +218,8 @@ static const struct var {
         {"LBOMP_STEAL", "off", "stealing within a step: off, node, all", set_steal},
         {"LBOMP_TIME", "cpu", "task time: cpu (wall scaled by the thread's CPU share) or wall",
          set_time},
+        {"LBOMP_POWERCAP_ROOT", "(host)",
+         "read energy from this directory laid out like /sys/class/powercap", set_powercap_root},
         {"LBOMP_TOLERANCE", "0.05", "overload allowed above the average, (0, 1]", set_tolerance},
         {"LBOMP_FANOUT", "2", "gossip fanout of decentralized policies, 1..64", set_fanout},
         {"LBOMP_RETRIES", "2", "packdrop: normal offers of a pack before a forced send",
@@ -248,6 +269,8 @@ void lbomp__config_free(struct lbomp__config *c)
 {
         free(c->topology);
         c->topology = NULL;
+        free(c->powercap_root);
+        c->powercap_root = NULL;
         free(c->trace);
         c->trace = NULL;
 }

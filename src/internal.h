@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "energy.h"
 #include "lbomp.h"
 #include "policy.h"
 
@@ -70,7 +71,8 @@ struct lbomp__config {
         char *topology; /* NULL: host */
         char *trace;    /* LBOMP_TRACE: file recording every LB step, or NULL */
         enum lbomp__steal steal;
-        bool time_wall; /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        char *powercap_root; /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         struct lbomp__params params;
 };
 /* Fills defaults, then the environment. On a bad value: message + negative errno. */
@@ -162,6 +164,7 @@ struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
         struct lbomp__pstats ps;
         double locality_before, locality_after;
+        double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
 };
 
 struct lbomp {
@@ -197,6 +200,14 @@ struct lbomp {
         size_t nlb, lb_cap;
         lbomp_window_stats_t *win;
         size_t nwin, win_cap;
+
+        /* energy (energy.h): opened at create, read at window boundaries and after steps */
+        struct lbomp__energy *energy;
+        double energy_t0;     /* when the counters were opened */
+        double energy_t_last; /* last successful reading */
+        double *energy_mark;  /* [ndomains] totals at the start of the current window */
+        double *win_dom_j;    /* [win_dom_cap * ndomains] joules per domain of each window */
+        size_t win_dom_cap;
 
         /* LB step scratch, reused */
         struct lbomp__dec *dec;

@@ -168,11 +168,123 @@ static int set_workers(struct lbomp *lb, int n)
         return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Energy. The counters are read where a window starts and ends, so that every window gets its
+ * own joules over exactly its wall time, and after a step once 10 ms have passed since the last
+ * reading, so that the run's total ends with its last step without a sysfs read per step.
+ * Unavailable counters cost nothing more than a test per step.
+ */
+
+#define ENERGY_STEP_GAP_S 0.01
+
+/* Opens the counters named by the configuration; replaces the current ones only on success. */
+static int energy_open(struct lbomp *lb)
+{
+        struct lbomp__energy *e;
+        int rc = lbomp__energy_open(&e, lb->cfg.powercap_root);
+        if (rc < 0)
+                return rc;
+        int n = lbomp__energy_ndomains(e);
+        double *mark = calloc(n ? (size_t)n : 1, sizeof *mark);
+        if (!mark) {
+                lbomp__energy_close(e);
+                return -ENOMEM;
+        }
+        lbomp__energy_close(lb->energy);
+        free(lb->energy_mark);
+        free(lb->win_dom_j);
+        lb->energy = e;
+        lb->energy_mark = mark;
+        lb->win_dom_j = NULL;
+        lb->win_dom_cap = 0;
+        lb->energy_t0 = lb->energy_t_last = lbomp__mono_s();
+        if (lb->cfg.verbose)
+                fprintf(stderr, "lbomp: energy: %s\n", lbomp__energy_note(e));
+        return 0;
+}
+
+static void energy_read(struct lbomp *lb)
+{
+        if (lbomp__energy_sample(lb->energy) == 0)
+                lb->energy_t_last = lbomp__mono_s();
+}
+
+/* A window starts: remember every domain's total. */
+static void energy_mark(struct lbomp *lb)
+{
+        energy_read(lb);
+        for (int i = 0; i < lbomp__energy_ndomains(lb->energy); i++)
+                lb->energy_mark[i] = lbomp__energy_total_j(lb->energy, i);
+}
+
+/* The window `ws` (the last one recorded) ends: its joules per domain and for the packages. */
+static void energy_window_end(struct lbomp *lb, lbomp_window_stats_t *ws)
+{
+        int n = lbomp__energy_ndomains(lb->energy);
+        double *dj = lb->win_dom_j ? lb->win_dom_j + (lb->nwin - 1) * (size_t)n : NULL;
+        double pkg = 0;
+        int npkg = 0;
+
+        energy_read(lb);
+        for (int i = 0; i < n; i++) {
+                double j = lbomp__energy_total_j(lb->energy, i) - lb->energy_mark[i];
+                if (dj)
+                        dj[i] = j;
+                if (lbomp__energy_domain_is_package(lb->energy, i)) {
+                        pkg += j;
+                        npkg++;
+                }
+        }
+        ws->energy_j = lbomp__energy_available(lb->energy) && npkg ? pkg : NAN;
+        ws->power_w = ws->wall_s > 0 ? ws->energy_j / ws->wall_s : NAN;
+}
+
+int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        const struct lbomp__energy *e = lb->energy;
+        out->reader = lbomp__energy_reader(e);
+        out->note = lbomp__energy_note(e);
+        out->package_j = lbomp__energy_package_j(e);
+        out->seconds = lbomp__energy_available(e) ? lb->energy_t_last - lb->energy_t0 : NAN;
+        out->power_w = out->seconds > 0 ? out->package_j / out->seconds : NAN;
+        return 0;
+}
+
+int lbomp_set_powercap_root(lbomp_t *lb, const char *dir)
+{
+        if (!lb)
+                return -EINVAL;
+        if (lb->in_step || lb->started)
+                return -EBUSY;
+        char *old = lb->cfg.powercap_root ? strdup(lb->cfg.powercap_root) : NULL;
+        if (lb->cfg.powercap_root && !old)
+                return -ENOMEM;
+        int rc = 0;
+        if (dir) {
+                rc = lbomp__config_set(&lb->cfg, "LBOMP_POWERCAP_ROOT", dir);
+        } else {
+                free(lb->cfg.powercap_root);
+                lb->cfg.powercap_root = NULL;
+        }
+        if (rc == 0)
+                rc = energy_open(lb);
+        if (rc < 0) { /* keep configuration and counters in agreement */
+                free(lb->cfg.powercap_root);
+                lb->cfg.powercap_root = old;
+                return rc;
+        }
+        free(old);
+        return 0;
+}
+
 /* Restarts the measurement window: after the balancer ran, or when the task set changed. */
 static void window_restart(struct lbomp *lb)
 {
         lb->win_first = lb->steps;
         lb->win_wall0 = lbomp__mono_s();
+        energy_mark(lb);
         memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
         for (int i = 0; i < lb->nworkers; i++) {
                 struct lbomp__worker *w = &lb->w[i];
@@ -242,6 +354,10 @@ int lbomp_create(lbomp_t **out)
                 free(lb);
                 return rc;
         }
+        /* Unavailable counters are not an error: only -ENOMEM stops here. */
+        rc = energy_open(lb);
+        if (rc < 0)
+                goto fail;
         rc = lbomp__topo_load(&lb->topo, lb->cfg.topology);
         if (rc < 0)
                 goto fail;
@@ -260,7 +376,10 @@ int lbomp_create(lbomp_t **out)
                 char msg[400];
                 rc = lbomp__trace_create(&lb->trace, lb->cfg.trace, msg, sizeof msg);
                 if (rc < 0) {
-                        lbomp__set_error(true, "lbomp: LBOMP_TRACE: %s", msg);
+                        lbomp__set_error(true,
+                                         "lbomp: LBOMP_TRACE='%s' cannot be created: %s; expected "
+                                         "the path of a file to write the LB trace to",
+                                         lb->cfg.trace, strerror(-rc));
                         goto fail;
                 }
         }
@@ -294,6 +413,9 @@ void lbomp_destroy(lbomp_t *lb)
         free(lb->trace_wcore);
         lbomp__topo_free(&lb->topo);
         lbomp__config_free(&lb->cfg);
+        lbomp__energy_close(lb->energy);
+        free(lb->energy_mark);
+        free(lb->win_dom_j);
         free(lb);
 }
 
@@ -532,6 +654,7 @@ static void step_prepare(struct lbomp *lb, int team)
         if (!lb->started) {
                 lb->started = true;
                 lb->win_wall0 = lbomp__mono_s();
+                energy_mark(lb);
         }
         if (lb->cfg.steal != LBOMP__STEAL_OFF)
                 for (int i = 0; i < lb->nworkers; i++)
@@ -684,7 +807,12 @@ void lbomp_iter_end(lbomp_iter_t *it)
         aggregate(lb, w, scale);
         bool due = w->win_steps >= (uint64_t)lb->cfg.period;
 #pragma omp master
-        lb->steps++;
+        {
+                lb->steps++;
+                if (lbomp__energy_available(lb->energy) &&
+                    lbomp__mono_s() - lb->energy_t_last >= ENERGY_STEP_GAP_S)
+                        energy_read(lb);
+        }
         if (due) {
 #pragma omp barrier
                 lb_step(lb, self);
@@ -729,6 +857,13 @@ static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *
                         return -ENOMEM;
                 lb->win_cap = cap;
         }
+        size_t nd = (size_t)lbomp__energy_ndomains(lb->energy);
+        if (nd && lb->nwin == lb->win_dom_cap) {
+                size_t cap = lb->win_dom_cap ? 2 * lb->win_dom_cap : 16;
+                if (LBOMP__GROW(lb->win_dom_j, cap * nd))
+                        return -ENOMEM;
+                lb->win_dom_cap = cap;
+        }
         lbomp_window_stats_t *ws = &lb->win[lb->nwin++];
         memset(ws, 0, sizeof *ws);
         ws->first_step = lb->win_first;
@@ -737,6 +872,7 @@ static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *
         ws->wall_s = lbomp__mono_s() - lb->win_wall0;
         for (int i = 0; i < lb->nworkers; i++)
                 ws->stolen += lb->w[i].win_stolen;
+        energy_window_end(lb, ws);
         return 0;
 }
 
@@ -814,9 +950,13 @@ static void lb_step(struct lbomp *lb, int self)
                 lb->lb_rc = rc ? rc : (rec ? 0 : -ENOMEM);
                 if (rec) {
                         double *load = malloc(snap->nworkers * sizeof *load);
+                        rec->energy_j = rec->power_w = NAN;
                         if (load) {
                                 lbomp__loads(snap, snap->worker, load);
-                                record_window(lb, snap, load);
+                                if (record_window(lb, snap, load) == 0) {
+                                        rec->energy_j = lb->win[lb->nwin - 1].energy_j;
+                                        rec->power_w = lb->win[lb->nwin - 1].power_w;
+                                }
                                 rec->pub.imbalance_before =
                                         lbomp__imbalance(load, snap->nworkers, &rec->pub.max_load,
                                                          &rec->pub.avg_load);
@@ -981,6 +1121,25 @@ static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t 
         }
 }
 
+/* One line: "energy: <reader note>; packages J over s, W; per domain J" or "energy: unavailable:
+ * <reason>". */
+static void energy_line(const struct lbomp *lb, FILE *out)
+{
+        lbomp_energy_t en;
+        lbomp_energy_get(lb, &en);
+        if (!en.reader) {
+                fprintf(out, "  energy: %s\n", en.note);
+                return;
+        }
+        fprintf(out, "  energy: %s; packages %.4g J over %.3g s, %.4g W", en.note, en.package_j,
+                en.seconds, en.power_w);
+        for (int i = 0; i < lbomp__energy_ndomains(lb->energy); i++)
+                fprintf(out, "%s %s %.4g J", i ? "," : ";",
+                        lbomp__energy_domain_name(lb->energy, i),
+                        lbomp__energy_total_j(lb->energy, i));
+        fputc('\n', out);
+}
+
 int lbomp_report(const lbomp_t *lb, FILE *out)
 {
         if (!lb || !out)
@@ -1003,14 +1162,21 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
                 lb->nalive, lb->nlink);
-        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %s\n", "lb", "step", "policy",
-                "λ-before", "λ-after", "moves", "decide-s", "apply-s", "locality", "note");
+        energy_line(lb, out);
+        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %s\n", "lb", "step",
+                "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s", "locality",
+                "window-J", "window-W", "note");
         for (size_t i = 0; i < lb->nlb; i++) {
                 const struct lbomp__lbrec *r = &lb->lb[i];
-                fprintf(out, "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %s\n", i,
-                        (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
+                char ej[32] = "-", pw[32] = "-";
+                if (isfinite(r->energy_j))
+                        snprintf(ej, sizeof ej, "%.4g", r->energy_j);
+                if (isfinite(r->power_w))
+                        snprintf(pw, sizeof pw, "%.4g", r->power_w);
+                fprintf(out, "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %s\n",
+                        i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
-                        r->pub.apply_s, r->locality_after,
+                        r->pub.apply_s, r->locality_after, ej, pw,
                         r->pub.error ? lbomp_strerror(r->pub.error) : "");
         }
         uint64_t mig, msgs;
@@ -1034,6 +1200,46 @@ static void json_num(FILE *out, double v)
                 fputs("null", out);
 }
 
+/* A JSON string: notes carry paths, and a path may hold any byte but NUL. */
+static void json_str(FILE *out, const char *s)
+{
+        if (!s) {
+                fputs("null", out);
+                return;
+        }
+        fputc('"', out);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        fprintf(out, "\\%c", *p);
+                else if (*p < 0x20)
+                        fprintf(out, "\\u%04x", *p);
+                else
+                        fputc(*p, out);
+        }
+        fputc('"', out);
+}
+
+/* {"name":joules,...} over the domains: a window's `j`, or (NULL) the run's totals; null when
+ * there is nothing to say. */
+static void json_domains(FILE *out, const struct lbomp *lb, const double *j)
+{
+        const struct lbomp__energy *e = lb->energy;
+        int n = lbomp__energy_ndomains(e);
+        if (n == 0 || (!j && !lbomp__energy_available(e))) {
+                fputs("null", out);
+                return;
+        }
+        fputc('{', out);
+        for (int i = 0; i < n; i++) {
+                if (i)
+                        fputc(',', out);
+                json_str(out, lbomp__energy_domain_name(e, i));
+                fputc(':', out);
+                json_num(out, j ? j[i] : lbomp__energy_total_j(e, i));
+        }
+        fputc('}', out);
+}
+
 int lbomp_report_json(const lbomp_t *lb, FILE *out)
 {
         if (!lb || !out)
@@ -1041,11 +1247,10 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
         uint64_t mig, msgs;
         double dec;
         totals(lb, &mig, &dec, &msgs);
-        fprintf(out,
-                "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":\"%s\",\"nodes\":%d,"
-                "\"cores\":%d,",
-                lb->cfg.policy->name, lb->cfg.period, lb->nworkers, lb->topo.name, lb->topo.nnodes,
-                lb->topo.ncores);
+        fprintf(out, "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":",
+                lb->cfg.policy->name, lb->cfg.period, lb->nworkers);
+        json_str(out, lb->topo.name); /* a file name may hold quotes */
+        fprintf(out, ",\"nodes\":%d,\"cores\":%d,", lb->topo.nnodes, lb->topo.ncores);
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
                 (unsigned long long)lb->steps, lb->nalive, (unsigned long long)mig);
         json_num(out, dec);
@@ -1057,7 +1262,19 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, lb->win[i].imbalance);
                 fprintf(out, ",\"wall_s\":");
                 json_num(out, lb->win[i].wall_s);
-                fprintf(out, ",\"stolen\":%llu}", (unsigned long long)lb->win[i].stolen);
+                fprintf(out,
+                        ",\"stolen\":%llu,\"energy_j\":", (unsigned long long)lb->win[i].stolen);
+                json_num(out, lb->win[i].energy_j);
+                fprintf(out, ",\"power_w\":");
+                json_num(out, lb->win[i].power_w);
+                fprintf(out, ",\"domains_j\":");
+                if (isfinite(lb->win[i].energy_j) && lb->win_dom_j && i < lb->win_dom_cap)
+                        json_domains(out, lb,
+                                     lb->win_dom_j +
+                                             i * (size_t)lbomp__energy_ndomains(lb->energy));
+                else
+                        fputs("null", out);
+                fputc('}', out);
         }
         fprintf(out, "],\"lb_steps\":[");
         for (size_t i = 0; i < lb->nlb; i++) {
@@ -1079,6 +1296,20 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
         }
-        fprintf(out, "]}\n");
+        lbomp_energy_t en;
+        lbomp_energy_get(lb, &en);
+        fprintf(out, "],\"energy\":{\"reader\":");
+        json_str(out, en.reader);
+        fprintf(out, ",\"note\":");
+        json_str(out, en.note);
+        fprintf(out, ",\"package_j\":");
+        json_num(out, en.package_j);
+        fprintf(out, ",\"seconds\":");
+        json_num(out, en.seconds);
+        fprintf(out, ",\"power_w\":");
+        json_num(out, en.power_w);
+        fprintf(out, ",\"domains_j\":");
+        json_domains(out, lb, NULL);
+        fprintf(out, "}}\n");
         return 0;
 }

@@ -67,6 +67,6 @@ rc=$?
 set -e
 echo "uncreatable trace (rc $rc): $msg"
 [ "$rc" -ne 0 ] || { echo "FAIL: kneighbor ran without its trace"; exit 1; }
-grep -qF "LBOMP_TRACE" <<<"$msg" && grep -qF "$tmp/no/such/dir/x.trc" <<<"$msg" ||
+grep -qF "LBOMP_TRACE=" <<<"$msg" && grep -qF "$tmp/no/such/dir/x.trc" <<<"$msg" ||
   { echo "FAIL: message lacks the variable or the path"; exit 1; }
 echo ok

@@ -12,9 +12,10 @@
 
 static const char *profile; /* a valid numa-profiles file, from argv */
 
-static const char *const all_vars[] = {
-        "LBOMP_POLICY", "LBOMP_PERIOD",    "LBOMP_TOPOLOGY", "LBOMP_SEED",    "LBOMP_VERBOSE",
-        "LBOMP_STEAL",  "LBOMP_TOLERANCE", "LBOMP_FANOUT",   "LBOMP_RETRIES", "LBOMP_TIME"};
+static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",        "LBOMP_TOPOLOGY",
+                                       "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
+                                       "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
+                                       "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_TRACE"};
 
 static void clear_env(void)
 {
@@ -73,6 +74,10 @@ int main(int argc, char **argv)
         bad("LBOMP_TOLERANCE", "nan", -EINVAL, NULL, NULL);
         bad("LBOMP_TOLERANCE", "1.5", -EINVAL, NULL, NULL);
         bad("LBOMP_TIME", "tsc", -EINVAL, "cpu, wall", NULL);
+        bad("LBOMP_TRACE", "", -EINVAL, "path", NULL);
+        bad("LBOMP_TRACE", "/nonexistent/dir/run.trc", -ENOENT, "cannot be created",
+            "No such file");
+        bad("LBOMP_POWERCAP_ROOT", "", -EINVAL, "/sys/class/powercap", NULL);
 
         /* A file that is not a topology. */
         char path[] = "/tmp/lbomp-bad-topo-XXXXXX";
@@ -88,6 +93,7 @@ int main(int argc, char **argv)
         good("LBOMP_SEED", "0x10");
         good("LBOMP_STEAL", "node");
         good("LBOMP_TOPOLOGY", profile);
+        good("LBOMP_POWERCAP_ROOT", "/nonexistent/powercap"); /* energy unavailable, not an error */
 
         /* help lists and cancels */
         clear_env();

@@ -27,10 +27,10 @@
 #define MAX_TASKS    100000000L
 #define MAX_CORES    LBOMP__MAX_WORKERS
 
-enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST };
+enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST, LOAD_LBTEST_IID };
 enum links { LINKS_NONE, LINKS_RING, LINKS_MESH2D, LINKS_MESH3D };
 
-static const char *const load_names[] = {"uniform", "linear", "hotspot", "lbtest"};
+static const char *const load_names[] = {"uniform", "linear", "hotspot", "lbtest", "lbtest-iid"};
 
 struct opts {
         const char *trace, *profile, *record;
@@ -57,8 +57,12 @@ static void usage(FILE *out)
                 "Runs balancing policies offline, through the library's own policy code.\n"
                 "  --trace FILE     replay every LB step recorded with LBOMP_TRACE=FILE\n"
                 "  --tasks N        synthetic workload of N tasks, block-mapped onto the workers\n"
-                "  --load L         uniform | linear | hotspot | lbtest (default lbtest: Charm++\n"
-                "                   lb_test costs, 30 + 8970 u^4 us with u uniform in [0,1))\n"
+                "  --load L         uniform | linear | hotspot | lbtest | lbtest-iid (default\n"
+                "                   lbtest). lbtest is Charm++ lb_test built LINEARLY_GRADED: the\n"
+                "                   tasks first on worker p of P cost lo + (hi - lo) u^4 with\n"
+                "                   lo, hi = 30 + 8970 (p, p+1) / P us (first worker 30 us, last\n"
+                "                   9000 us); lbtest-iid is its default build, every task\n"
+                "                   30 + 8970 u^4 us (u uniform in [0,1), seeded)\n"
                 "  --links K        ring:K | mesh2d | mesh3d | none (default ring:2)\n"
                 "  --task-bytes B   data bytes per task (default 4096)\n"
                 "  --link-bytes B   bytes per link and step (default 1024)\n"
@@ -258,11 +262,11 @@ static int parse(struct opts *o, int argc, char **argv)
                         have_load = true;
                         o->load_name = v;
                         int found = -1;
-                        for (int k = 0; k < 4; k++)
+                        for (int k = 0; k < 5; k++)
                                 if (strcmp(v, load_names[k]) == 0)
                                         found = k;
                         if (found < 0)
-                                return bad(a, v, "uniform, linear, hotspot or lbtest");
+                                return bad(a, v, "uniform, linear, hotspot, lbtest or lbtest-iid");
                         o->load = (enum load)found;
                 } else if (strcmp(a, "--links") == 0) {
                         have_links = true;
@@ -406,7 +410,9 @@ static uint32_t mesh_side(const struct opts *o, uint32_t T)
         return 1;
 }
 
-static double task_cost_s(const struct opts *o, struct lbomp__rng *rng, uint32_t i, uint32_t T)
+/* Cost of task i of T, first placed on worker wk of P, in seconds per step. */
+static double task_cost_s(const struct opts *o, struct lbomp__rng *rng, uint32_t i, uint32_t T,
+                          uint32_t wk, uint32_t P)
 {
         double us = o->base_us;
         switch (o->load) {
@@ -418,7 +424,13 @@ static double task_cost_s(const struct opts *o, struct lbomp__rng *rng, uint32_t
         case LOAD_HOTSPOT:
                 us *= i < (T + 9) / 10 ? 10.0 : 1.0;
                 break;
-        case LOAD_LBTEST: { /* Charm++ lb_test: min + (max - min) u^4, 30 to 9000 us */
+        case LOAD_LBTEST: { /* lb_test LINEARLY_GRADED: worker wk's range is its 1/P slice */
+                double u = lbomp__rng_unit(rng);
+                double lo = 30.0 + 8970.0 * wk / P, hi = 30.0 + 8970.0 * (wk + 1.0) / P;
+                us = lo + (hi - lo) * u * u * u * u;
+                break;
+        }
+        case LOAD_LBTEST_IID: { /* lb_test's default: min + (max - min) u^4, 30 to 9000 us */
                 double u = lbomp__rng_unit(rng);
                 us = 30.0 + 8970.0 * u * u * u * u;
                 break;
@@ -511,7 +523,7 @@ static int build_world(struct world *w, const struct opts *o)
                 w->id[i] = i;
                 w->wtask[i] = i;
                 w->wtask_off[wk + 1]++;
-                w->cost[i] = task_cost_s(o, &rng, i, T);
+                w->cost[i] = task_cost_s(o, &rng, i, T, wk, P);
                 w->bytes[i] = (uint64_t)o->task_bytes;
                 w->home[i] = w->wnode[wk];
         }

@@ -38,6 +38,8 @@ for d in allp + flat:
 for d in allp:
     if (d["cores"], d["nodes"], d["tasks"], d["topology"]) != (128, 8, 20000, "epyc-7742-2s-nps4.xml"):
         err.append(f"{d['policy']}: machine {d['cores']} cores {d['nodes']} nodes {d['tasks']} tasks")
+    if not 1.8 < d["imbalance_before"] < 2.1:  # graded lb_test: worker p's tasks in its 1/P slice
+        err.append(f"{d['policy']}: lbtest starts at lambda {d['imbalance_before']}, expected about 2")
 n, g, r = by.get("none"), by.get("greedy"), by.get("refine")
 if n and (n["migrations"] != 0 or n["imbalance_after"] != n["imbalance_before"]
           or n["locality_cost_after"] != n["locality_cost_before"]):

@@ -22,8 +22,8 @@ static char path[256];
 
 static void meta_for(struct lbomp__trace_meta *m, const char *policy, uint64_t step)
 {
-        static int32_t wcore[64];
-        for (int i = 0; i < 64; i++)
+        static int32_t wcore[4096];
+        for (int i = 0; i < 4096; i++)
                 wcore[i] = 3 * i;
         *m = (struct lbomp__trace_meta){.policy = policy,
                                         .topo_name = "sgi-uv2000-24n.xml",

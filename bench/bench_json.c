@@ -4,7 +4,9 @@
  * period, load, total_s, step_s_median, lb_steps, imbalance_first, imbalance_last, migrations,
  * decision_s, messages, topology, nodes, cores, locality_cost_first, locality_cost_last, energy_j
  * (joules of all packages over the run, null when the counters cannot be read), energy_note (then
- * the reason; otherwise the reader: "powercap: ...", "perf: ...", "msr: ..."), checksum.
+ * the reader: "powercap: ...", "perf: ...", "msr: ..."), move_cost (Σ data bytes × distance of the
+ * migrations), stolen (tasks run by another worker than their owner), exactly_once (every task ran
+ * once in every step), checksum.
  */
 #include <math.h>
 
@@ -25,14 +27,18 @@ void kn_result_from_lbomp(struct kn_result *r, const lbomp_t *lb)
         lbomp_energy_get(lb, &en);
         r->energy_j = en.package_j;
         r->energy_note = en.note;
-        r->migrations = r->messages = 0;
-        r->decision_s = 0;
+        r->migrations = r->messages = r->stolen = 0;
+        r->decision_s = r->move_cost = 0;
+        for (size_t i = 0; i < nw; i++)
+                if (lbomp_window_get(lb, i, &w) == 0)
+                        r->stolen += w.stolen;
         for (size_t i = 0; i < r->lb_steps; i++) {
                 lbomp_lb_stats_t s;
                 lbomp_lb_get(lb, i, &s);
                 r->migrations += s.migrations;
                 r->messages += s.messages;
                 r->decision_s += s.decision_s;
+                r->move_cost += s.move_cost;
                 if (i == 0)
                         r->locality_first = s.locality_before;
                 r->locality_last = s.locality_after;
@@ -89,6 +95,9 @@ void kn_print_json(FILE *out, const char *bench, const struct kn_opts *o, const 
         fprintf(out, ",\"nodes\":%d,\"cores\":%d", nodes, cores);
         num(out, "locality_cost_first", r->locality_first);
         num(out, "locality_cost_last", r->locality_last);
+        num(out, "move_cost", r->move_cost);
+        fprintf(out, ",\"stolen\":%llu,\"exactly_once\":%s", r->stolen,
+                r->exactly_once ? "true" : "false");
         num(out, "energy_j", r->energy_j);
         str(out, "energy_note", r->energy_note);
         fprintf(out, ",\"checksum\":%.17g}\n", r->checksum);

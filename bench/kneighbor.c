@@ -219,7 +219,26 @@ double kn_median(double *v, long n)
 static void run_task(void *data, lbomp_id_t id, void *arg)
 {
         (void)id;
-        kn_task_step(data, *(long *)arg);
+        struct kn_task *t = data;
+        __atomic_fetch_add(&t->runs, 1, __ATOMIC_RELAXED);
+        kn_task_step(t, *(long *)arg);
+}
+
+/* Every task ran exactly once in each of the `steps` steps so far (stealing must not lose or
+ * repeat a task). */
+static int check_runs(const struct kn *kn, long steps)
+{
+        for (long i = 0; i < kn->o.tasks; i++) {
+                long r = __atomic_load_n(&kn->task[i].runs, __ATOMIC_RELAXED);
+                if (r != steps) {
+                        fprintf(stderr,
+                                "kneighbor: task %ld ran %ld times in %ld steps: exactly-once "
+                                "violated\n",
+                                i, r, steps);
+                        return -1;
+                }
+        }
+        return 0;
 }
 
 int main(int argc, char **argv)
@@ -264,6 +283,7 @@ int main(int argc, char **argv)
                 return 2;
         }
         double *step_s = malloc((size_t)o.iters * sizeof *step_s);
+        int once = 1;
         double t0 = now_s();
         for (long s = 0; s < o.iters; s++) {
                 double ts = now_s();
@@ -272,12 +292,15 @@ int main(int argc, char **argv)
                         return 1;
                 }
                 step_s[s] = now_s() - ts;
+                if (once && check_runs(&kn, s + 1) < 0)
+                        once = 0;
         }
         double total = now_s() - t0;
         double checksum = kn_checksum(&kn);
         struct kn_result r = {.total_s = total,
                               .step_s_median = kn_median(step_s, o.iters),
-                              .checksum = checksum};
+                              .checksum = checksum,
+                              .exactly_once = once};
         kn_result_from_lbomp(&r, lb);
         if (o.json) {
                 kn_print_json(stdout, "kneighbor", &o, &r, lb);
@@ -286,9 +309,11 @@ int main(int argc, char **argv)
                 printf("kneighbor: %ld tasks, k %ld, %ld iters, load %s: total %.3f s, median step "
                        "%.3g s, checksum %.17g\n",
                        o.tasks, o.k, o.iters, o.load, total, r.step_s_median, checksum);
+                printf("kneighbor: exactly-once %s, %llu tasks stolen\n",
+                       once ? "held" : "VIOLATED", r.stolen);
         }
         free(step_s);
         kn_free(&kn);
         lbomp_destroy(lb);
-        return 0;
+        return once ? 0 : 1;
 }

@@ -30,6 +30,7 @@ struct kn_task {
         double *data;   /* msg_bytes / 8 doubles of state */
         double *out[2]; /* what the neighbours read: written at step s into out[s & 1] */
         double *in;     /* 2k received messages */
+        long runs;      /* times the task ran (atomic): exactly once per step is checked */
 };
 
 struct kn {
@@ -42,6 +43,9 @@ struct kn_result {
         double total_s, step_s_median, checksum;
         double imbalance_first, imbalance_last, decision_s;
         double locality_first, locality_last;
+        double move_cost;          /* Σ over LB steps of the move cost */
+        unsigned long long stolen; /* tasks run by another worker than their owner */
+        int exactly_once;          /* 1: every task ran exactly once in every step */
         unsigned long long lb_steps, migrations, messages;
         double energy_j;         /* packages over the run (RAPL), NAN when unavailable */
         const char *energy_note; /* the reason when unavailable, else the reader's note */

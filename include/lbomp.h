@@ -148,6 +148,69 @@ int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes);
 int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
 
 /* ---------------------------------------------------------------------------------------------
+ * Data with the task. A task's memory can be placed on its worker's NUMA node and follow the task
+ * when a rebalance moves it to another node: lbomp moves the pages itself (LBOMP_MOVE_PAGES=on,
+ * libnuma move_pages) and/or calls the application's migrate callback so that it moves its own
+ * structures. Nodes are those of the topology lbomp sees (lbomp_topology()). With a profile
+ * (LBOMP_TOPOLOGY) they are virtual: memory is allocated on the host as usual, no page is moved,
+ * and the report counts the bytes that would have moved. lbomp_alloc_on_node() and lbomp_free()
+ * may be called from any thread at any time; the other calls are not allowed while a step runs
+ * (-EBUSY).
+ */
+
+/**
+ * Allocates `bytes` (> 0) of page-aligned memory on NUMA node `node` of the topology, or on the
+ * calling thread's node with LBOMP_NODE_ANY (libnuma numa_alloc_onnode / numa_alloc_local). With
+ * a profile topology the memory is allocated on the host's local node whatever `node` says.
+ * Free it with lbomp_free(). Returns 0 and the memory in *out, -EINVAL (node out of range, bytes
+ * 0, NULL out), -ENOTSUP (the kernel has no NUMA support: numa_available() < 0), -ENOMEM.
+ */
+int lbomp_alloc_on_node(lbomp_t *lb, size_t bytes, int node, void **out);
+
+/** Frees memory of lbomp_alloc_on_node() or lbomp_task_alloc(); `bytes` is the size asked for.
+ * Accepts NULL. Thread-safe. */
+void lbomp_free(void *p, size_t bytes);
+
+/**
+ * Allocates `bytes` for task `id` on the node of its worker and registers it as the task's memory
+ * (lbomp_task_set_memory) with that node as its home. Tasks added since the last step get their
+ * worker now, as the next step would give it, so add every task first and allocate afterwards.
+ * Returns 0 and the memory in *out, -ENOENT (no such task), and the errors of
+ * lbomp_alloc_on_node().
+ */
+int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out);
+
+/**
+ * Registers [addr, addr + bytes) as the memory of task `id`: the pages that follow it when it
+ * changes node. `node` is where the memory lives, or LBOMP_NODE_ANY when unknown (then the first
+ * migration of the task moves its pages to its new node whatever the old one was); a node given
+ * here also becomes the task's home node (lbomp_task_add). Pages are whole: the first and last
+ * page of the range move even when they also hold other data. addr NULL (or bytes 0) forgets the
+ * registration. Returns 0, -ENOENT (no such task), -EINVAL (node out of range).
+ */
+int lbomp_task_set_memory(lbomp_t *lb, lbomp_id_t id, void *addr, size_t bytes, int node);
+
+/**
+ * Application callback for a task that changes NUMA node: `data` is the task's user pointer,
+ * `from_node` the node its data was on (its home node, else its old worker's node), `to_node` its
+ * new worker's node. It runs at the LB step, after the plan is applied and before the next step,
+ * on the OpenMP thread of the task's new worker (so first-touch allocations land on the new node
+ * when threads are bound); calls for different tasks run concurrently on different threads. It
+ * must not call lbomp. Afterwards the task's home node is `to_node`.
+ */
+typedef void (*lbomp_migrate_fn)(void *data, lbomp_id_t id, int from_node, int to_node, void *arg);
+
+/** Sets (or, with NULL, removes) the migrate callback. -EBUSY while a step runs. */
+int lbomp_set_migrate_fn(lbomp_t *lb, lbomp_migrate_fn fn, void *arg);
+
+/**
+ * Same as LBOMP_MOVE_PAGES (on = 1, off = 0): move a migrating task's registered pages to its new
+ * node with move_pages. -EBUSY while a step runs, -ENOTSUP when turning it on without kernel NUMA
+ * support.
+ */
+int lbomp_set_move_pages(lbomp_t *lb, int on);
+
+/* ---------------------------------------------------------------------------------------------
  * Running steps
  */
 
@@ -217,6 +280,18 @@ typedef struct lbomp_lb_stats {
         double locality_before;  /* Σ links bytes × node distance, before the moves */
         double locality_after;   /* the same after the moves */
         int error;               /* 0, or the policy's error code (then nothing moved) */
+        /* Move cost: Σ over migrations of data bytes × distance(node the data was on, node of the
+         * new worker); the data is on the task's home node when known, else on its old worker's
+         * node. Distances are normalised (local = 1.0), so a move inside a node costs its bytes. */
+        double move_cost;
+        uint32_t node_migrations;     /* migrations to a worker on another NUMA node */
+        uint64_t node_migrated_bytes; /* their data bytes */
+        /* Data with the task (LBOMP_MOVE_PAGES, lbomp_set_migrate_fn): */
+        uint32_t data_moves; /* tasks whose data followed them: pages moved or callback called */
+        uint64_t data_bytes; /* bytes of registered memory moved by move_pages; with a profile
+                                topology, the bytes that would have moved (nothing is moved) */
+        double data_s;       /* wall time of the page moves and migrate callbacks */
+        int data_error;      /* 0, or the first error of move_pages (the run goes on) */
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */
@@ -225,9 +300,13 @@ typedef struct lbomp_window_stats {
         double imbalance; /* λ of the measured loads of the window */
         double max_load, avg_load;
         double wall_s;   /* wall time of the window's steps */
-        uint64_t stolen; /* tasks run by another worker than their owner */
+        uint64_t stolen; /* tasks run by another worker than their owner (LBOMP_STEAL) */
         double energy_j; /* joules of all packages (RAPL) over the window; NAN when unavailable */
         double power_w;  /* energy_j / wall_s; NAN when unavailable */
+        /* λ of what each worker actually carried (its time in tasks, stolen ones included, plus
+         * its background), while `imbalance` charges every task to its owner. Equal without
+         * stealing; lower with it when stealing absorbed part of the imbalance. */
+        double imbalance_run;
 } lbomp_window_stats_t;
 
 /** Number of LB steps recorded so far. */

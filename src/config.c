@@ -158,6 +158,24 @@ static int set_time(struct lbomp__config *c, const char *var, const char *s)
         return -EINVAL;
 }
 
+static int set_move_pages(struct lbomp__config *c, const char *var, const char *s)
+{
+        if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0) {
+                lbomp__set_error(true, "lbomp: %s='%s' is not valid; valid: on, off", var, s);
+                return -EINVAL;
+        }
+        bool on = strcmp(s, "on") == 0;
+        if (on && !lbomp__numa_ok()) {
+                lbomp__set_error(true,
+                                 "lbomp: %s=on is not possible here: the kernel has no NUMA "
+                                 "support (libnuma numa_available() < 0)",
+                                 var);
+                return -ENOTSUP;
+        }
+        c->move_pages = on;
+        return 0;
+}
+
 static int set_powercap_root(struct lbomp__config *c, const char *var, const char *s)
 {
         /* Only the text is checked here: a directory that is missing or unreadable makes energy
@@ -216,8 +234,10 @@ static const struct var {
         {"LBOMP_SEED", "1", "seed of every random choice", set_seed},
         {"LBOMP_VERBOSE", "0", "0 quiet, 1 a line per LB step on stderr, 2 more", set_verbose},
         {"LBOMP_STEAL", "off", "stealing within a step: off, node, all", set_steal},
-        {"LBOMP_TIME", "cpu", "task time: cpu (wall scaled by the thread's CPU share) or wall",
-         set_time},
+        {"LBOMP_TIME", "cpu",
+         "task time: cpu (wall time, bounded by the thread's CPU time) or wall", set_time},
+        {"LBOMP_MOVE_PAGES", "off",
+         "on: a migrating task's registered pages follow it (move_pages)", set_move_pages},
         {"LBOMP_POWERCAP_ROOT", "(host)",
          "read energy from this directory laid out like /sys/class/powercap", set_powercap_root},
         {"LBOMP_TOLERANCE", "0.05", "overload allowed above the average, (0, 1]", set_tolerance},

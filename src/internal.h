@@ -20,6 +20,7 @@
 
 #define LBOMP__CACHELINE   64
 #define LBOMP__MAX_WORKERS 4096
+#define LBOMP__HIST        8 /* steps of each task kept for the robust cost (snapshot.c) */
 
 /* ---- errors (lbomp.c) ---- */
 /* Formats the thread's last error message; also printed on stderr when `print` is set. */
@@ -71,7 +72,8 @@ struct lbomp__config {
         char *topology; /* NULL: host */
         char *trace;    /* LBOMP_TRACE: file recording every LB step, or NULL */
         enum lbomp__steal steal;
-        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: scaled by CPU share */
+        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
+        bool move_pages;     /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
         char *powercap_root; /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         struct lbomp__params params;
 };
@@ -95,6 +97,7 @@ struct lbomp__topo {
         int nnodes;         /* NUMA nodes (at least 1) */
         int *core_node;     /* [ncores] logical node index of each core */
         int *core_os;       /* [ncores] OS index of the core's first PU (host only), else -1 */
+        int *node_os;       /* [nnodes] OS index of each node (the kernel's node number) */
         double *dist;       /* [nnodes * nnodes], local = 1.0 */
         bool dist_measured; /* false: no matrix in the topology, 1.0 / 2.0 assumed */
         bool is_host;
@@ -130,14 +133,17 @@ struct lbomp__worker {
         void **data;                                /* [cap] their user pointers */
         uint32_t *victims;                          /* workers to steal from, nearest first */
         uint32_t nvictims;
-        uint64_t *ticks; /* [cap] ticks of tasks[i] this step, written by whoever ran it */
+        uint64_t *ticks;  /* [cap] ticks of tasks[i] this step, written by whoever ran it */
+        uint32_t *runner; /* [cap] worker that ran tasks[i] this step (stealing only) */
+        double scale;     /* this step's factor from wall to CPU time in tasks (LBOMP_TIME=cpu),
+                             read by owners of stolen tasks after the barrier */
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
         bool bound_once;
         /* this step (owner only) */
         uint64_t step_t0, busy_ticks, ran;
-        double cpu0, wall0;
+        double cpu0; /* thread CPU time at the start of the step (LBOMP_TIME=cpu) */
         /* this window (owner only) */
         double win_bg_s;   /* span not spent in tasks */
         double win_busy_s; /* time in tasks it ran (its own and stolen) */
@@ -145,6 +151,10 @@ struct lbomp__worker {
         uint64_t steps;     /* steps this worker has run */
         uint64_t win_steps; /* steps of the current window */
         uint64_t skipped;   /* tasks left when a thread broke out of the loop */
+        /* data moves of the current LB step (migrate.c), summed by the master */
+        uint32_t data_moves;
+        uint64_t data_bytes;
+        int data_error;
 };
 
 struct lbomp__task {
@@ -152,6 +162,8 @@ struct lbomp__task {
         uint64_t bytes;
         int32_t home;
         uint32_t worker; /* UINT32_MAX when removed */
+        void *mem;       /* registered memory that follows the task (migrate.c), or NULL */
+        size_t mem_bytes;
 };
 
 struct lbomp__link {
@@ -183,6 +195,7 @@ struct lbomp {
         struct lbomp__task *task;
         uint32_t ntask, task_cap, nalive;
         double *win_ticks; /* [task_cap] scaled ticks of each task in this window */
+        float *win_hist;   /* [task_cap * LBOMP__HIST] its last steps' values, for the median */
         struct lbomp__link *link;
         size_t nlink, link_cap;
         bool deques_dirty; /* tasks added, removed or moved: rebuild worker arrays */
@@ -201,6 +214,14 @@ struct lbomp {
         lbomp_window_stats_t *win;
         size_t nwin, win_cap;
 
+        /* data with the task (migrate.c) */
+        lbomp_migrate_fn migrate_fn;
+        void *migrate_arg;
+        uint32_t *arrived;     /* [ntask] tasks that changed node, grouped by new worker */
+        uint32_t *arrived_off; /* [nworkers + 1] */
+        int32_t *arrived_from; /* [ntask] the node each one's data was on */
+        size_t arrived_cap;
+        bool data_pending; /* the team has page moves or callbacks to run */
         /* energy (energy.h): opened at create, read at window boundaries and after steps */
         struct lbomp__energy *energy;
         double energy_t0;     /* when the counters were opened */
@@ -225,5 +246,19 @@ void lbomp__snapbuf_destroy(struct lbomp__snapbuf *b);
 /* Fills b from the runtime's current window; returns the snapshot (valid until the next call). */
 const struct lbomp__snap *lbomp__snapshot(struct lbomp *lb, struct lbomp__snapbuf *b, int *rc);
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b);
+
+/* lbomp.c: gives tasks added since the last step their worker now (as the next step would).
+ * One thread, no step running. 0 or -ENOMEM. */
+int lbomp__place_tasks(struct lbomp *lb);
+
+/* migrate.c: data with the task. */
+/* Master, after the plan is applied: lists the tasks whose data must follow them. Returns the
+ * count, or -ENOMEM. `from` is the node each task's data was on before the plan. */
+int lbomp__data_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest);
+/* Every worker of the team: moves the pages / calls the callback of the tasks that arrived to it.
+ */
+void lbomp__data_run(struct lbomp *lb, int self);
+/* Whether NUMA memory calls can work here (libnuma and kernel support). */
+bool lbomp__numa_ok(void);
 
 #endif

@@ -87,6 +87,7 @@ static void worker_free(struct lbomp__worker *w)
         free(w->tasks);
         free(w->data);
         free(w->ticks);
+        free(w->runner);
         free(w->victims);
 }
 
@@ -285,7 +286,8 @@ static void window_restart(struct lbomp *lb)
         lb->win_first = lb->steps;
         lb->win_wall0 = lbomp__mono_s();
         energy_mark(lb);
-        memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
+        if (lb->ntask) /* win_ticks is NULL before the first task: memset(NULL, 0, 0) is UB */
+                memset(lb->win_ticks, 0, lb->ntask * sizeof *lb->win_ticks);
         for (int i = 0; i < lb->nworkers; i++) {
                 struct lbomp__worker *w = &lb->w[i];
                 w->win_bg_s = w->win_busy_s = 0;
@@ -316,7 +318,7 @@ static int rebuild_deques(struct lbomp *lb)
                         if (cap < 16)
                                 cap = 16;
                         if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->data, cap) ||
-                            LBOMP__GROW(w->ticks, cap))
+                            LBOMP__GROW(w->ticks, cap) || LBOMP__GROW(w->runner, cap))
                                 return -ENOMEM;
                         w->cap = cap;
                 }
@@ -330,10 +332,21 @@ static int rebuild_deques(struct lbomp *lb)
                 w->tasks[w->n] = t;
                 w->data[w->n] = lb->task[t].data;
                 w->ticks[w->n] = 0;
+                w->runner[w->n] = wi;
                 w->n++;
         }
         lb->deques_dirty = false;
         return 0;
+}
+
+int lbomp__place_tasks(struct lbomp *lb)
+{
+        if (!lb->deques_dirty)
+                return 0;
+        int rc = rebuild_deques(lb);
+        if (rc == 0)
+                window_restart(lb);
+        return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -400,9 +413,13 @@ void lbomp_destroy(lbomp_t *lb)
         free(lb->w);
         free(lb->task);
         free(lb->win_ticks);
+        free(lb->win_hist);
         free(lb->link);
         free(lb->lb);
         free(lb->win);
+        free(lb->arrived);
+        free(lb->arrived_off);
+        free(lb->arrived_from);
         lbomp__dec_destroy(lb->dec);
         lbomp__snapbuf_destroy(lb->sb);
         if (lbomp__trace_close(lb->trace) < 0)
@@ -559,7 +576,8 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                 return -ENOMEM;
         if (lb->ntask == lb->task_cap) {
                 uint32_t cap = lb->task_cap ? 2 * lb->task_cap : 64;
-                if (LBOMP__GROW(lb->task, cap) || LBOMP__GROW(lb->win_ticks, cap))
+                if (LBOMP__GROW(lb->task, cap) || LBOMP__GROW(lb->win_ticks, cap) ||
+                    LBOMP__GROW(lb->win_hist, (size_t)cap * LBOMP__HIST))
                         return -ENOMEM;
                 lb->task_cap = cap;
         }
@@ -686,10 +704,8 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         it.w = w;
         it.active = 1;
         it.mode = lb->cfg.steal != LBOMP__STEAL_OFF ? MODE_STEAL : MODE_PLAIN;
-        if (!lb->cfg.time_wall) {
+        if (!lb->cfg.time_wall)
                 w->cpu0 = lbomp__thread_cpu_s();
-                w->wall0 = lbomp__mono_s();
-        }
         w->skipped = 0;
         w->step_t0 = lbomp__ticks(lb->clock.tsc);
         return it;
@@ -701,8 +717,10 @@ static void *next_steal(lbomp_iter_t *it)
         struct lbomp *lb = it->lb;
         struct lbomp__worker *w = it->w;
         int64_t pos;
+        uint32_t self = (uint32_t)(w - lb->w);
         if (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
                 it->slot = &w->ticks[pos];
+                w->runner[pos] = self;
                 it->id = w->tasks[pos];
                 return w->data[pos];
         }
@@ -712,8 +730,11 @@ static void *next_steal(lbomp_iter_t *it)
                 while ((r = lbomp__deque_steal(&v->dq, &pos)) == LBOMP__LOST_RACE)
                         ;
                 if (r == LBOMP__TAKEN) {
+                        /* The slot is the victim's: the task's time stays the task's, and the
+                         * owner reads it after the step barrier with our scale (runner). */
                         w->win_stolen++;
                         it->slot = &v->ticks[pos];
+                        v->runner[pos] = self;
                         it->id = v->tasks[pos];
                         return v->data[pos];
                 }
@@ -749,11 +770,19 @@ void *lbomp_iter_next(lbomp_iter_t *it)
         return next_steal(it);
 }
 
-/* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. */
-static void aggregate(struct lbomp *lb, struct lbomp__worker *w, double scale)
+/* Owner, after the barrier that ends the tasks: its slots into the window's per-task sums. A
+ * stolen task was timed by its thief, so it is scaled by the thief's factor: the sum of task
+ * costs then equals the sum of the workers' time in tasks, whoever ran what. */
+static void aggregate(struct lbomp *lb, struct lbomp__worker *w)
 {
-        for (uint32_t i = 0; i < w->n; i++)
-                lb->win_ticks[w->tasks[i]] += (double)w->ticks[i] * scale;
+        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF;
+        size_t slot = (size_t)((w->win_steps - 1) % LBOMP__HIST); /* same on every worker */
+        for (uint32_t i = 0; i < w->n; i++) {
+                uint32_t t = w->tasks[i];
+                double v = (double)w->ticks[i] * (steal ? lb->w[w->runner[i]].scale : w->scale);
+                lb->win_ticks[t] += v;
+                lb->win_hist[(size_t)t * LBOMP__HIST + slot] = (float)v;
+        }
 }
 
 static void lb_step(struct lbomp *lb, int self);
@@ -782,29 +811,39 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 int64_t pos;
                 while (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
                         w->ticks[pos] = 0;
+                        w->runner[pos] = (uint32_t)(w - lb->w);
                         w->skipped++;
                 }
-        }
-        double scale = 1.0;
-        if (!lb->cfg.time_wall) {
-                /* Time the thread was descheduled (other threads, other processes) is not the
-                 * tasks': scale wall time by the thread's CPU share of the step. */
-                double cpu = lbomp__thread_cpu_s() - w->cpu0, wall = lbomp__mono_s() - w->wall0;
-                if (wall > 0 && cpu > 0 && cpu < wall)
-                        scale = cpu / wall;
         }
         int64_t span = (int64_t)(now - w->step_t0);
         if (span < (int64_t)it->busy)
                 span = (int64_t)it->busy;
         double tps = lb->clock.ticks_per_s;
-        w->win_busy_s += (double)it->busy * scale / tps;
-        w->win_bg_s += (double)(span - (int64_t)it->busy) * scale / tps;
+        double busy_s = (double)it->busy / tps, bg_s = (double)(span - (int64_t)it->busy) / tps;
+        double scale = 1.0;
+        if (!lb->cfg.time_wall) {
+                /* Time the thread was descheduled (other threads, other processes) is not the
+                 * tasks'. The thread's CPU time bounds what its tasks used: when they took longer
+                 * on the wall clock, they are scaled down to it. The pause is not spread over the
+                 * whole step, because it often falls outside the tasks (a thread woken late from
+                 * the barrier starts its first task late) and its tasks then ran uninterrupted.
+                 * What CPU time is left over is the worker's background load. */
+                double cpu = lbomp__thread_cpu_s() - w->cpu0;
+                if (cpu > 0 && busy_s > cpu)
+                        scale = cpu / busy_s;
+                double rest = cpu - busy_s * scale;
+                if (cpu > 0)
+                        bg_s = rest > 0 ? rest : 0;
+        }
+        w->scale = scale;
+        w->win_busy_s += busy_s * scale;
+        w->win_bg_s += bg_s;
         w->steps++;
         w->win_steps++;
         it->active = 0;
         int self = (int)(w - lb->w);
 #pragma omp barrier
-        aggregate(lb, w, scale);
+        aggregate(lb, w);
         bool due = w->win_steps >= (uint64_t)lb->cfg.period;
 #pragma omp master
         {
@@ -872,6 +911,16 @@ static int record_window(struct lbomp *lb, const struct lbomp__snap *s, double *
         ws->wall_s = lbomp__mono_s() - lb->win_wall0;
         for (int i = 0; i < lb->nworkers; i++)
                 ws->stolen += lb->w[i].win_stolen;
+        /* What the workers carried: `load` charges tasks to their owners (what the policy plans
+         * with); this charges them to the threads that ran them. */
+        double *run = malloc((size_t)lb->nworkers * sizeof *run);
+        ws->imbalance_run = NAN;
+        if (run) {
+                for (int i = 0; i < lb->nworkers; i++)
+                        run[i] = lb->w[i].win_busy_s + lb->w[i].win_bg_s;
+                ws->imbalance_run = lbomp__imbalance(run, (uint32_t)lb->nworkers, NULL, NULL);
+                free(run);
+        }
         energy_window_end(lb, ws);
         return 0;
 }
@@ -893,14 +942,17 @@ static struct lbomp__lbrec *new_lbrec(struct lbomp *lb)
 static int apply_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest,
                       struct lbomp__lbrec *r)
 {
-        for (uint32_t t = 0; t < s->ntasks; t++) {
-                if (dest[t] == s->worker[t])
-                        continue;
-                r->pub.migrations++;
-                r->pub.migrated_bytes += s->bytes[t];
-                lb->task[s->id[t]].worker = dest[t];
-        }
-        return r->pub.migrations ? rebuild_deques(lb) : 0;
+        struct lbomp__moves m;
+        lbomp__moves(s, dest, &m);
+        r->pub.migrations = m.tasks;
+        r->pub.migrated_bytes = m.bytes;
+        r->pub.node_migrations = m.node_tasks;
+        r->pub.node_migrated_bytes = m.node_bytes;
+        r->pub.move_cost = m.cost;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                if (dest[t] != s->worker[t])
+                        lb->task[s->id[t]].worker = dest[t];
+        return m.tasks ? rebuild_deques(lb) : 0;
 }
 
 /* Master, after the plan is known: one trace record. A failure stops tracing with a message but
@@ -938,7 +990,7 @@ static void lb_step(struct lbomp *lb, int self)
 {
         static const struct lbomp__snap *snap; /* shared with the team between barriers */
         static struct lbomp__lbrec *rec;
-        static double t_decide;
+        static double t_decide, t_data;
         const struct lbomp__policy *pol = lb->cfg.policy;
         (void)self;
 #pragma omp master
@@ -1023,6 +1075,9 @@ static void lb_step(struct lbomp *lb, int self)
                         trace_step(lb, snap, dest, rec);
                 if (apply_plan(lb, snap, dest, rec) < 0)
                         lb->lb_rc = -ENOMEM;
+                /* The snapshot still holds the old homes and workers: list the data to move. */
+                if (lbomp__data_plan(lb, snap, dest) < 0)
+                        lb->lb_rc = -ENOMEM;
                 rec->pub.apply_s = lbomp__mono_s() - t_apply;
                 if (lb->cfg.verbose)
                         fprintf(stderr,
@@ -1032,8 +1087,26 @@ static void lb_step(struct lbomp *lb, int self)
                                 rec->pub.imbalance_before, rec->pub.imbalance_after,
                                 rec->pub.migrations, rec->pub.decision_s);
                 window_restart(lb);
+                t_data = lbomp__mono_s();
         }
 #pragma omp barrier
+        if (lb->lb_rc == 0 && lb->data_pending) {
+                /* Every worker moves the data of the tasks it received, all at once. */
+                lbomp__data_run(lb, self);
+#pragma omp barrier
+#pragma omp master
+                {
+                        rec->pub.data_s = lbomp__mono_s() - t_data;
+                        for (int i = 0; i < lb->nworkers; i++) {
+                                const struct lbomp__worker *w = &lb->w[i];
+                                rec->pub.data_moves += w->data_moves;
+                                rec->pub.data_bytes += w->data_bytes;
+                                if (!rec->pub.data_error)
+                                        rec->pub.data_error = w->data_error;
+                        }
+                        lb->data_pending = false;
+                }
+        }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1121,6 +1194,24 @@ static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t 
         }
 }
 
+struct data_totals {
+        uint64_t node_migrations, moves, bytes;
+        double move_cost, seconds;
+};
+
+static void data_totals(const struct lbomp *lb, struct data_totals *d)
+{
+        memset(d, 0, sizeof *d);
+        for (size_t i = 0; i < lb->nlb; i++) {
+                const lbomp_lb_stats_t *p = &lb->lb[i].pub;
+                d->node_migrations += p->node_migrations;
+                d->moves += p->data_moves;
+                d->bytes += p->data_bytes;
+                d->move_cost += p->move_cost;
+                d->seconds += p->data_s;
+        }
+}
+
 /* One line: "energy: <reader note>; packages J over s, W; per domain J" or "energy: unavailable:
  * <reason>". */
 static void energy_line(const struct lbomp *lb, FILE *out)
@@ -1158,14 +1249,22 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
         fprintf(out, "  workers %d; binding: %s\n", lb->nworkers, note);
         fprintf(out, "  time: %s, %s%s\n", lbomp__clock_name(&lb->clock),
                 lb->cfg.time_wall ? "wall time"
-                                  : "wall time scaled by each thread's CPU share of the step",
+                                  : "wall time, bounded by each thread's CPU time in the step",
                 lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
                 lb->nalive, lb->nlink);
         energy_line(lb, out);
-        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %s\n", "lb", "step",
-                "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s", "locality",
-                "window-J", "window-W", "note");
+        fprintf(out, "  data: %s%s\n",
+                !lb->cfg.move_pages ? "pages stay (LBOMP_MOVE_PAGES=off)"
+                : lb->topo.is_host  ? "registered pages follow their task (move_pages)"
+                                    : "pages counted, not moved (the nodes are the profile's)",
+                lb->migrate_fn ? "; migrate callback set" : "");
+        /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
+         * after them. */
+        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %s\n",
+                "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
+                "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
+                "note");
         for (size_t i = 0; i < lb->nlb; i++) {
                 const struct lbomp__lbrec *r = &lb->lb[i];
                 char ej[32] = "-", pw[32] = "-";
@@ -1173,11 +1272,17 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                         snprintf(ej, sizeof ej, "%.4g", r->energy_j);
                 if (isfinite(r->power_w))
                         snprintf(pw, sizeof pw, "%.4g", r->power_w);
-                fprintf(out, "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %s\n",
+                fprintf(out,
+                        "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
+                        "%10.4g "
+                        "%12.4g %10llu %s\n",
                         i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
-                        r->pub.apply_s, r->locality_after, ej, pw,
-                        r->pub.error ? lbomp_strerror(r->pub.error) : "");
+                        r->pub.apply_s, r->locality_after, ej, pw, r->pub.node_migrations,
+                        r->pub.move_cost, r->locality_before, (unsigned long long)r->pub.data_bytes,
+                        r->pub.error        ? lbomp_strerror(r->pub.error)
+                        : r->pub.data_error ? strerror(-r->pub.data_error)
+                                            : "");
         }
         uint64_t mig, msgs;
         double dec;
@@ -1189,6 +1294,15 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 "window %.3f, last window %.3f\n",
                 lb->nlb, (unsigned long long)mig, dec, (unsigned long long)msgs, lam_first,
                 lam_last);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out,
+                "  locality: link cost first %.6g, last %.6g; %llu migrations across nodes, move "
+                "cost %.6g; data followed %llu tasks, %llu bytes in %.3g s\n",
+                lb->nlb ? lb->lb[0].locality_before : NAN,
+                lb->nlb ? lb->lb[lb->nlb - 1].locality_after : NAN,
+                (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
+                (unsigned long long)d.bytes, d.seconds);
         return 0;
 }
 
@@ -1254,7 +1368,18 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
                 (unsigned long long)lb->steps, lb->nalive, (unsigned long long)mig);
         json_num(out, dec);
-        fprintf(out, ",\"messages\":%llu,\"windows\":[", (unsigned long long)msgs);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out, ",\"messages\":%llu,\"node_migrations\":%llu,\"move_cost\":",
+                (unsigned long long)msgs, (unsigned long long)d.node_migrations);
+        json_num(out, d.move_cost);
+        fprintf(out, ",\"move_pages\":\"%s\",\"data_moves\":%llu,\"data_bytes\":%llu,\"data_s\":",
+                !lb->cfg.move_pages ? "off"
+                : lb->topo.is_host  ? "on"
+                                    : "counted",
+                (unsigned long long)d.moves, (unsigned long long)d.bytes);
+        json_num(out, d.seconds);
+        fprintf(out, ",\"windows\":[");
         for (size_t i = 0; i < lb->nwin; i++) {
                 fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",
                         (unsigned long long)lb->win[i].first_step,
@@ -1262,8 +1387,10 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, lb->win[i].imbalance);
                 fprintf(out, ",\"wall_s\":");
                 json_num(out, lb->win[i].wall_s);
-                fprintf(out,
-                        ",\"stolen\":%llu,\"energy_j\":", (unsigned long long)lb->win[i].stolen);
+                fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":",
+                        (unsigned long long)lb->win[i].stolen);
+                json_num(out, lb->win[i].imbalance_run);
+                fprintf(out, ",\"energy_j\":");
                 json_num(out, lb->win[i].energy_j);
                 fprintf(out, ",\"power_w\":");
                 json_num(out, lb->win[i].power_w);
@@ -1293,6 +1420,13 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 json_num(out, r->locality_before);
                 fprintf(out, ",\"locality_after\":");
                 json_num(out, r->locality_after);
+                fprintf(out, ",\"node_migrations\":%u,\"move_cost\":", r->pub.node_migrations);
+                json_num(out, r->pub.move_cost);
+                fprintf(out,
+                        ",\"data_moves\":%u,\"data_bytes\":%llu,\"data_s\":", r->pub.data_moves,
+                        (unsigned long long)r->pub.data_bytes);
+                json_num(out, r->pub.data_s);
+                fprintf(out, ",\"data_error\":%d", r->pub.data_error);
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
         }

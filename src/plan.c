@@ -70,6 +70,25 @@ double lbomp__locality_cost(const struct lbomp__snap *s, const uint32_t *map)
         return cost;
 }
 
+void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m)
+{
+        *m = (struct lbomp__moves){0};
+        int32_t n = (int32_t)s->nnodes;
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                if (dest[t] == s->worker[t])
+                        continue;
+                int32_t from = lbomp__task_node(s, t), to = s->wnode[dest[t]];
+                m->tasks++;
+                m->bytes += s->bytes[t];
+                m->cost += (double)s->bytes[t] * s->dist[from * n + to];
+                if (s->wnode[s->worker[t]] != to) {
+                        m->node_tasks++;
+                        m->node_bytes += s->bytes[t];
+                        m->node_load += s->cost[t];
+                }
+        }
+}
+
 static uint64_t splitmix64(uint64_t *x)
 {
         uint64_t z = (*x += 0x9e3779b97f4a7c15ull);

@@ -26,8 +26,10 @@ struct lbomp__params {
 
 /*
  * The immutable snapshot. Tasks are numbered 0..ntasks-1 here (compact: removed tasks are not in
- * it); `id` maps back to the runtime's task ids. Loads are seconds per step: cost is the mean over
- * the window of the task's measured time in one step.
+ * it); `id` maps back to the runtime's task ids. Loads are seconds per step. The costs of one
+ * worker's tasks add up to the mean over the window of the time it spent in them per step; each
+ * task's share is its median step (over the last LBOMP__HIST steps, windows of 3 steps or more),
+ * so that a pause of the thread (preemption) is not charged to the one task it interrupted.
  */
 struct lbomp__snap {
         uint32_t ntasks, nworkers, nnodes;
@@ -108,6 +110,37 @@ int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_
 double lbomp__locality_cost(const struct lbomp__snap *s, const uint32_t *map);
 /* Node a task prefers: its home node, else the node of its current worker. */
 int32_t lbomp__task_node(const struct lbomp__snap *s, uint32_t t);
+
+/*
+ * What a plan moves. A migration is a task whose worker changes; it crosses nodes when the new
+ * worker's node differs from the old worker's. The move cost is Σ over migrations of data bytes ×
+ * d(node the data is on, node of the new worker), the data being on the task's home node when
+ * known, else on its old worker's node (so a move inside a node costs bytes × 1.0, like a local
+ * link).
+ */
+struct lbomp__moves {
+        uint32_t tasks;      /* migrations */
+        uint32_t node_tasks; /* migrations to another node */
+        uint64_t bytes;      /* data bytes of the migrations */
+        uint64_t node_bytes; /* data bytes of the migrations to another node */
+        double node_load;    /* Σ cost of the migrations to another node, seconds per step */
+        double cost;         /* the move cost, bytes × normalised distance */
+};
+void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
+
+/* greedy.c, shared with hierarchical. Task indices heaviest first, ties by index; the first
+ * allocates (NULL on failure), the second sorts in place. */
+uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
+void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint32_t n);
+/*
+ * Greedy over a part of the machine: gives each of `tasks` (heaviest first) to the least loaded of
+ * `workers`, starting from the loads load0[i] of workers[i]; ties keep a task on its worker, then
+ * prefer the nearest node. Writes dest[t] for those tasks only. Uses no shared state, so disjoint
+ * calls may run in parallel. 0 or -ENOMEM.
+ */
+int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                         const uint32_t *workers, uint32_t nworkers, const double *load0,
+                         uint32_t *dest);
 
 /* Deterministic random numbers (splitmix64 seeding a xoshiro256**). */
 struct lbomp__rng {

@@ -1,9 +1,11 @@
 /*
  * snapshot.c — turns the runtime's measurement window into the immutable snapshot a policy reads.
  *
- * Removed tasks are left out (the snapshot is compact), costs become mean seconds per step over
- * the window, links become a symmetric CSR, and each worker's tasks a CSR too. The buffers are
- * kept between LB steps so that a rebalance allocates nothing once the sizes are stable.
+ * Removed tasks are left out (the snapshot is compact), costs become seconds per step over the
+ * window (each task's median step, scaled so that each worker's tasks add up to its mean: robust to
+ * a thread being descheduled in the middle of a task), links become a symmetric CSR, and each
+ * worker's tasks a CSR too. The buffers are kept between LB steps so that a rebalance allocates
+ * nothing once the sizes are stable.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,6 +48,21 @@ void lbomp__snapbuf_destroy(struct lbomp__snapbuf *b)
         free(b);
 }
 
+/* Median of n <= LBOMP__HIST values (the mean of the two middle ones when n is even). */
+static double median(const float *v, uint32_t n)
+{
+        float a[LBOMP__HIST];
+        for (uint32_t i = 0; i < n; i++) { /* insertion sort: n is at most 8 */
+                uint32_t j = i;
+                while (j > 0 && a[j - 1] > v[i]) {
+                        a[j] = a[j - 1];
+                        j--;
+                }
+                a[j] = v[i];
+        }
+        return n % 2 ? a[n / 2] : 0.5 * ((double)a[n / 2 - 1] + a[n / 2]);
+}
+
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b)
 {
         return b->dest;
@@ -82,6 +99,11 @@ const struct lbomp__snap *lbomp__snapshot(struct lbomp *lb, struct lbomp__snapbu
         }
         uint64_t steps = lb->steps - lb->win_first;
         double per = 1.0 / ((steps ? (double)steps : 1.0) * lb->clock.ticks_per_s);
+        double tick_s = 1.0 / lb->clock.ticks_per_s;
+        /* Robust: a task's cost is the median of its last steps (up to LBOMP__HIST), since a
+         * thread that is descheduled (oversubscription, other processes) charges the whole pause
+         * to the one task it was running; a mean would make that task look heavy. */
+        uint32_t nh = steps >= 3 ? (uint32_t)(steps < LBOMP__HIST ? steps : LBOMP__HIST) : 0;
         /* Tasks in worker order, so that each worker's tasks are contiguous. */
         uint32_t k = 0;
         memset(b->wtask_off, 0, (P + 1) * sizeof *b->wtask_off);
@@ -100,6 +122,19 @@ const struct lbomp__snap *lbomp__snapshot(struct lbomp *lb, struct lbomp__snapbu
                         b->wtask[k] = k;
                         k++;
                 }
+                /* The medians are rescaled so that the worker's tasks still add up to the time
+                 * it measured: the pauses are spread over its tasks instead of being lost. */
+                double raw = 0, robust = 0;
+                for (uint32_t i = b->wtask_off[w]; i < k && nh; i++) {
+                        double m =
+                                median(lb->win_hist + (size_t)b->id[i] * LBOMP__HIST, nh) * tick_s;
+                        raw += b->cost[i];
+                        robust += m;
+                        b->cost[i] = m;
+                }
+                for (uint32_t i = b->wtask_off[w]; i < k && nh; i++)
+                        b->cost[i] = robust > 0 ? b->cost[i] * (raw / robust)
+                                                : lb->win_ticks[b->id[i]] * per;
                 b->bg[w] = wk->win_bg_s / (steps ? (double)steps : 1.0);
                 b->wnode[w] = wk->node;
         }

@@ -106,7 +106,8 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         t->core_node = calloc((size_t)t->ncores, sizeof *t->core_node);
         t->core_os = calloc((size_t)t->ncores, sizeof *t->core_os);
         t->dist = calloc((size_t)nnodes * (size_t)nnodes, sizeof *t->dist);
-        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist) {
+        t->node_os = calloc((size_t)nnodes, sizeof *t->node_os);
+        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist || !t->node_os) {
                 lbomp__topo_free(t);
                 return -ENOMEM;
         }
@@ -126,6 +127,10 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
                 }
                 if (t->is_host && o->cpuset)
                         t->core_os[c] = hwloc_bitmap_first(o->cpuset);
+        }
+        for (int i = 0; i < nnodes; i++) {
+                hwloc_obj_t node = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, (unsigned)i);
+                t->node_os[i] = node ? (int)node->os_index : 0;
         }
         load_distances(t, h);
         t->npus_allowed = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
@@ -149,6 +154,7 @@ void lbomp__topo_free(struct lbomp__topo *t)
         free(t->name);
         free(t->core_node);
         free(t->core_os);
+        free(t->node_os);
         free(t->dist);
         memset(t, 0, sizeof *t);
 }

@@ -9,10 +9,12 @@
 
 #include "../policy.h"
 
+/* Heap over the local indices 0..n-1 of the workers being filled; id[i] is the snapshot worker. */
 struct heap {
-        uint32_t *w;   /* heap of worker ids */
-        uint32_t *pos; /* pos[w]: index of w in the heap */
-        double *load;
+        uint32_t *w;   /* heap of local indices */
+        uint32_t *pos; /* pos[i]: index of i in the heap */
+        double *load;  /* [n] by local index */
+        const uint32_t *id;
         uint32_t n;
 };
 
@@ -28,7 +30,7 @@ static void swap(struct heap *h, uint32_t i, uint32_t j)
 static bool less(const struct heap *h, uint32_t i, uint32_t j)
 {
         double a = h->load[h->w[i]], b = h->load[h->w[j]];
-        return a < b || (a == b && h->w[i] < h->w[j]);
+        return a < b || (a == b && h->id[h->w[i]] < h->id[h->w[j]]);
 }
 
 static void sift_down(struct heap *h, uint32_t i)
@@ -67,6 +69,11 @@ uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s)
         return order;
 }
 
+void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint32_t n)
+{
+        qsort_r(tasks, n, sizeof *tasks, by_cost_desc, (void *)s->cost);
+}
+
 /* Among the workers tied with the minimum (visiting at most `budget` heap entries), the one task t
  * prefers: its current worker, then the nearest node, then the lowest id. */
 static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t t)
@@ -74,7 +81,7 @@ static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t
         uint32_t best = h->w[0];
         double thr = h->load[best] * (1 + 1e-9);
         int32_t tn = lbomp__task_node(s, t);
-        double bestd = s->dist[tn * (int32_t)s->nnodes + s->wnode[best]];
+        double bestd = s->dist[tn * (int32_t)s->nnodes + s->wnode[h->id[best]]];
         uint32_t stack[256], sp = 0, budget = 256;
         stack[sp++] = 0;
         while (sp && budget--) {
@@ -82,10 +89,10 @@ static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t
                 uint32_t w = h->w[i];
                 if (h->load[w] > thr)
                         continue;
-                if (w == s->worker[t])
+                if (h->id[w] == s->worker[t])
                         return w;
-                double d = s->dist[tn * (int32_t)s->nnodes + s->wnode[w]];
-                if (d < bestd || (d == bestd && w < best))
+                double d = s->dist[tn * (int32_t)s->nnodes + s->wnode[h->id[w]]];
+                if (d < bestd || (d == bestd && h->id[w] < h->id[best]))
                         best = w, bestd = d;
                 for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < h->n; c++)
                         if (sp < 256)
@@ -94,40 +101,60 @@ static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t
         return best;
 }
 
-static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                         const uint32_t *workers, uint32_t nworkers, const double *load0,
+                         uint32_t *dest)
 {
-        (void)st;
-        uint32_t P = s->nworkers;
-        struct heap h = {.n = P};
-        h.w = malloc(P * sizeof *h.w);
-        h.pos = malloc(P * sizeof *h.pos);
-        h.load = malloc(P * sizeof *h.load);
-        uint32_t *order = lbomp__tasks_by_cost_desc(s);
+        uint32_t P = nworkers;
+        struct heap h = {.n = P, .id = workers};
+        h.w = malloc(P * sizeof *h.w + 1);
+        h.pos = malloc(P * sizeof *h.pos + 1);
+        h.load = malloc(P * sizeof *h.load + 1);
         int rc = 0;
-        if (!h.w || !h.pos || !h.load || !order) {
+        if (!h.w || !h.pos || !h.load) {
                 rc = -ENOMEM;
                 goto out;
         }
-        for (uint32_t w = 0; w < P; w++) {
-                h.w[w] = w;
-                h.pos[w] = w;
-                h.load[w] = s->bg ? s->bg[w] : 0;
+        for (uint32_t i = 0; i < P; i++) {
+                h.w[i] = i;
+                h.pos[i] = i;
+                h.load[i] = load0[i];
         }
         for (uint32_t i = P / 2; i-- > 0;)
                 sift_down(&h, i);
-        for (uint32_t k = 0; k < s->ntasks; k++) {
-                uint32_t t = order[k];
-                uint32_t w = pick(&h, s, t);
-                dest[t] = w;
+        for (uint32_t k = 0; k < ntasks && P; k++) {
+                uint32_t t = tasks[k];
+                uint32_t i = pick(&h, s, t);
+                dest[t] = workers[i];
                 /* Only a load increase: the worker can only move down the heap. */
-                h.load[w] += s->cost[t];
-                sift_down(&h, h.pos[w]);
+                h.load[i] += s->cost[t];
+                sift_down(&h, h.pos[i]);
         }
 out:
         free(h.w);
         free(h.pos);
         free(h.load);
+        return rc;
+}
+
+static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+{
+        (void)st;
+        uint32_t P = s->nworkers;
+        uint32_t *order = lbomp__tasks_by_cost_desc(s);
+        uint32_t *workers = malloc(P * sizeof *workers + 1);
+        double *load0 = malloc(P * sizeof *load0 + 1);
+        int rc = -ENOMEM;
+        if (order && workers && load0) {
+                for (uint32_t w = 0; w < P; w++) {
+                        workers[w] = w;
+                        load0[w] = s->bg ? s->bg[w] : 0;
+                }
+                rc = lbomp__greedy_assign(s, order, s->ntasks, workers, P, load0, dest);
+        }
         free(order);
+        free(workers);
+        free(load0);
         return rc;
 }
 

@@ -12,8 +12,6 @@
 
 #include "../policy.h"
 
-uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
-
 struct refine {
         const struct lbomp__snap *s;
         uint32_t *by_worker; /* task indices grouped by worker, each group heaviest first */

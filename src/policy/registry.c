@@ -7,12 +7,14 @@
 
 #include "../policy.h"
 
-extern const struct lbomp__policy lbomp__policy_none, lbomp__policy_greedy, lbomp__policy_refine;
+extern const struct lbomp__policy lbomp__policy_none, lbomp__policy_greedy, lbomp__policy_refine,
+        lbomp__policy_hierarchical;
 
 static const struct lbomp__policy *const policies[] = {
         &lbomp__policy_none,
         &lbomp__policy_greedy,
         &lbomp__policy_refine,
+        &lbomp__policy_hierarchical,
 };
 
 #define NPOLICIES (sizeof policies / sizeof policies[0])

@@ -15,7 +15,8 @@ static const char *profile; /* a valid numa-profiles file, from argv */
 static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",        "LBOMP_TOPOLOGY",
                                        "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
                                        "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
-                                       "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_TRACE"};
+                                       "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
+                                       "LBOMP_TRACE"};
 
 static void clear_env(void)
 {
@@ -78,6 +79,8 @@ int main(int argc, char **argv)
         bad("LBOMP_TRACE", "/nonexistent/dir/run.trc", -ENOENT, "cannot be created",
             "No such file");
         bad("LBOMP_POWERCAP_ROOT", "", -EINVAL, "/sys/class/powercap", NULL);
+        bad("LBOMP_MOVE_PAGES", "yes", -EINVAL, "on, off", NULL);
+        bad("LBOMP_MOVE_PAGES", "ON", -EINVAL, "on, off", NULL);
 
         /* A file that is not a topology. */
         char path[] = "/tmp/lbomp-bad-topo-XXXXXX";
@@ -94,11 +97,23 @@ int main(int argc, char **argv)
         good("LBOMP_STEAL", "node");
         good("LBOMP_TOPOLOGY", profile);
         good("LBOMP_POWERCAP_ROOT", "/nonexistent/powercap"); /* energy unavailable, not an error */
+        good("LBOMP_MOVE_PAGES", "off");
+
+        /* on: accepted, or refused with its reason where the kernel has no NUMA support */
+        clear_env();
+        setenv("LBOMP_MOVE_PAGES", "on", 1);
+        lbomp_t *lb = NULL;
+        int rc = lbomp_create(&lb);
+        if (rc == -ENOTSUP)
+                ASSERT_STR_CONTAINS(lbomp_last_error(), "NUMA support");
+        else
+                ASSERT_EQ(rc, 0);
+        lbomp_destroy(lb);
+        lb = NULL;
 
         /* help lists and cancels */
         clear_env();
         setenv("LBOMP_POLICY", "help", 1);
-        lbomp_t *lb = NULL;
         ASSERT_EQ(lbomp_create(&lb), -ECANCELED);
         ASSERT(lb == NULL);
 

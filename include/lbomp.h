@@ -83,6 +83,12 @@ int lbomp_set_seed(lbomp_t *lb, uint64_t seed);
 int lbomp_set_verbose(lbomp_t *lb, int level);
 /** Same as LBOMP_TOLERANCE: allowed overload above the average, in (0, 1] (default 0.05). */
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
+/** Same as LBOMP_FANOUT: peers each gossip send of a decentralized policy reaches, 1..64
+ * (default 2). -EINVAL otherwise. */
+int lbomp_set_fanout(lbomp_t *lb, int fanout);
+/** Same as LBOMP_RETRIES: normal offers of a pack before packdrop sends it forced, 0..64 (default
+ * 2: the first offer and one retry; 0 forces at once). -EINVAL otherwise. */
+int lbomp_set_retries(lbomp_t *lb, int offers);
 /**
  * Same as LBOMP_TOPOLOGY: a hwloc XML file the library sees as the machine (NULL: the host).
  * Only before the first step and before tasks are added (-EBUSY otherwise); -ENOENT if the file
@@ -124,8 +130,9 @@ void lbomp_policy_help(FILE *out);
 /**
  * Adds a persistent task. `data` is the user pointer handed back when the task runs, `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
- * or LBOMP_NODE_ANY. New tasks go to the least loaded worker (round-robin before any measurement;
- * consecutive tasks end up in consecutive blocks, as schedule(static) would place them).
+ * or LBOMP_NODE_ANY. Tasks added since the last step are placed at the start of the next step in
+ * contiguous blocks of ids over all workers, as schedule(static) would place them; the balancer
+ * moves them from there.
  * Returns 0 and the new id in *id (may be NULL), -EINVAL (home_node out of range), -ENOMEM.
  */
 int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
@@ -264,6 +271,9 @@ void lbomp_iter_end(lbomp_iter_t *it);
  * Statistics and report
  */
 
+/** Message kinds a decentralized policy may count separately (lbomp_lb_stats_t.kind_name). */
+#define LBOMP_MSG_KINDS 8
+
 /** What one load-balancing step did. Times in seconds, loads in seconds per step. */
 typedef struct lbomp_lb_stats {
         uint64_t step;           /* the step after which the balancer ran (0-based) */
@@ -292,6 +302,19 @@ typedef struct lbomp_lb_stats {
                                 topology, the bytes that would have moved (nothing is moved) */
         double data_s;       /* wall time of the page moves and migrate callbacks */
         int data_error;      /* 0, or the first error of move_pages (the run goes on) */
+        /* Decentralized policies only (0 / NULL otherwise). `rounds` above counts the rounds every
+         * worker ran plus ceil(log2 workers) for each collective (reduction, quiescence check). */
+        uint32_t gossip_rounds;   /* rounds in which gossip messages were sent */
+        uint32_t collectives;     /* reductions and quiescence detections */
+        uint32_t packs;           /* packdrop: packs formed by the overloaded workers */
+        uint32_t offers_rejected; /* offers (of a pack or a task) refused by their target */
+        uint32_t packs_forced;    /* packdrop: packs sent forced after their normal offers */
+        uint32_t packs_withdrawn; /* packdrop: packs kept home (no target could take them) */
+        double span_s; /* critical path of the decision: Σ over rounds of the slowest worker */
+        const char *kind_name[LBOMP_MSG_KINDS];  /* names of the message kinds, static; NULL after
+                                                    the last */
+        uint64_t kind_messages[LBOMP_MSG_KINDS]; /* messages of each kind; they add up to
+                                                    `messages` */
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */
@@ -343,7 +366,11 @@ typedef struct lbomp_energy {
  */
 int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out);
 
-/** Prints the human-readable report: configuration, binding, one line per LB step, totals. */
+/**
+ * Prints the human-readable report: configuration, binding, one line per LB step (a second one
+ * with messages by kind, rounds, packs, rejected and forced offers for decentralized policies),
+ * totals.
+ */
 int lbomp_report(const lbomp_t *lb, FILE *out);
 /** Prints the same as one JSON object (one line). */
 int lbomp_report_json(const lbomp_t *lb, FILE *out);

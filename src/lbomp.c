@@ -17,6 +17,8 @@
 #include "mailbox.h"
 #include "trace.h"
 
+_Static_assert(LBOMP_MSG_KINDS == LBOMP__MSG_KINDS, "public and internal message kinds differ");
+
 #define PENDING (UINT32_MAX - 1) /* added, not yet on a worker */
 #define REMOVED UINT32_MAX
 
@@ -488,6 +490,26 @@ int lbomp_set_tolerance(lbomp_t *lb, double tolerance)
         if (lb->in_step)
                 return -EBUSY;
         lb->cfg.params.tolerance = tolerance;
+        return 0;
+}
+
+int lbomp_set_fanout(lbomp_t *lb, int fanout)
+{
+        if (!lb || fanout < 1 || fanout > 64)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.params.fanout = fanout;
+        return 0;
+}
+
+int lbomp_set_retries(lbomp_t *lb, int offers)
+{
+        if (!lb || offers < 0 || offers > 64)
+                return -EINVAL;
+        if (lb->in_step)
+                return -EBUSY;
+        lb->cfg.params.retries = offers;
         return 0;
 }
 
@@ -1071,6 +1093,19 @@ static void lb_step(struct lbomp *lb, int self)
                 rec->pub.locality_after = rec->locality_after;
                 rec->pub.messages = rec->ps.messages;
                 rec->pub.rounds = rec->ps.rounds;
+                rec->pub.gossip_rounds = rec->ps.gossip_rounds;
+                rec->pub.collectives = rec->ps.collectives;
+                rec->pub.packs = rec->ps.packs;
+                rec->pub.offers_rejected = rec->ps.rejected;
+                rec->pub.packs_forced = rec->ps.forced;
+                rec->pub.packs_withdrawn = rec->ps.withdrawn;
+                rec->pub.span_s = rec->ps.span_s;
+                for (int k = 0;
+                     k < LBOMP_MSG_KINDS && rec->ps.msg_kind_names && rec->ps.msg_kind_names[k];
+                     k++) {
+                        rec->pub.kind_name[k] = rec->ps.msg_kind_names[k];
+                        rec->pub.kind_messages[k] = rec->ps.msg_by_kind[k];
+                }
                 if (lb->trace)
                         trace_step(lb, snap, dest, rec);
                 if (apply_plan(lb, snap, dest, rec) < 0)
@@ -1194,6 +1229,20 @@ static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t 
         }
 }
 
+/* The decentralized part of an LB step: one indented line under the step's row. */
+static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
+{
+        fprintf(out, "  %11s messages %llu (", "", (unsigned long long)r->messages);
+        for (int k = 0; k < LBOMP_MSG_KINDS && r->kind_name[k]; k++)
+                fprintf(out, "%s%s %llu", k ? ", " : "", r->kind_name[k],
+                        (unsigned long long)r->kind_messages[k]);
+        fprintf(out,
+                "), rounds %u (gossip %u, collectives %u), packs %u, rejected %u, forced %u, "
+                "withdrawn %u, span %.3g s\n",
+                r->rounds, r->gossip_rounds, r->collectives, r->packs, r->offers_rejected,
+                r->packs_forced, r->packs_withdrawn, r->span_s);
+}
+
 struct data_totals {
         uint64_t node_migrations, moves, bytes;
         double move_cost, seconds;
@@ -1283,6 +1332,8 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
                                             : "");
+                if (r->pub.kind_name[0])
+                        report_messages(&r->pub, out);
         }
         uint64_t mig, msgs;
         double dec;
@@ -1427,8 +1478,23 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                         (unsigned long long)r->pub.data_bytes);
                 json_num(out, r->pub.data_s);
                 fprintf(out, ",\"data_error\":%d", r->pub.data_error);
-                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d}",
+                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
+                if (r->pub.kind_name[0]) { /* decentralized policies */
+                        fprintf(out, ",\"messages_by_kind\":{");
+                        for (int k = 0; k < LBOMP_MSG_KINDS && r->pub.kind_name[k]; k++)
+                                fprintf(out, "%s\"%s\":%llu", k ? "," : "", r->pub.kind_name[k],
+                                        (unsigned long long)r->pub.kind_messages[k]);
+                        fprintf(out,
+                                "},\"gossip_rounds\":%u,\"collectives\":%u,\"packs\":%u,"
+                                "\"offers_rejected\":%u,\"packs_forced\":%u,"
+                                "\"packs_withdrawn\":%u,\"span_s\":",
+                                r->pub.gossip_rounds, r->pub.collectives, r->pub.packs,
+                                r->pub.offers_rejected, r->pub.packs_forced,
+                                r->pub.packs_withdrawn);
+                        json_num(out, r->pub.span_s);
+                }
+                fputc('}', out);
         }
         lbomp_energy_t en;
         lbomp_energy_get(lb, &en);

@@ -40,6 +40,92 @@ void lbomp__dec_stats(const struct lbomp__dec *d, struct lbomp__pstats *st);
 int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
                               uint32_t *dest, struct lbomp__pstats *st);
 
+/*
+ * What lbomp__dec_run_team does, with the barrier given by the caller: every one of nworkers
+ * threads calls it with its own id and the same barrier (which must make every thread's writes
+ * before it visible to every thread after it). lbomp__dec_run_team passes `#pragma omp barrier`;
+ * the ThreadSanitizer stress test passes a pthread barrier, because libgomp is not instrumented.
+ */
+int lbomp__dec_run_threads(struct lbomp__dec *d, uint32_t self, void (*barrier)(void *arg),
+                           void *arg);
+
 /* ---- policy-facing half: see mailbox.c ---- */
+
+/*
+ * Rules a round function lives by. It is called once per round for every worker, from any thread;
+ * it may touch only its own state, the snapshot (read-only), dest[] of the tasks it holds, and the
+ * calls below with its own `self`. Everything it decides must follow from the snapshot, its state,
+ * its inbox, its random numbers and the collective results, so that live and virtual runs of the
+ * same snapshot and seed give the same plan.
+ */
+
+#define LBOMP__RED_SLOTS  8        /* values one collective may combine */
+#define LBOMP__MAX_ROUNDS 1000000u /* a run still going after this many rounds is a policy bug */
+
+/* A delivered message: sent in the previous round, valid until the receiver's round returns. */
+struct lbomp__msg {
+        uint32_t from;    /* sender */
+        uint32_t seq;     /* position among the sender's sends of its round */
+        uint32_t kind;    /* index into the policy's msg_kinds */
+        uint32_t len;     /* bytes of data */
+        const void *data; /* aligned for any scalar type */
+};
+
+/* The snapshot and the plan of this run; the policy writes dest[t] only for its own tasks. */
+const struct lbomp__snap *lbomp__dc_snap(const struct lbomp__dctx *dc);
+uint32_t *lbomp__dc_dest(struct lbomp__dctx *dc);
+/* Round number of the call in progress (0 for the first). */
+uint32_t lbomp__dc_round(const struct lbomp__dctx *dc);
+
+/*
+ * Sends `len` bytes to worker `to` (itself allowed), delivered at the next round. `kind` <
+ * LBOMP__MSG_KINDS counts the message under the policy's name for it. 0, -EINVAL (bad worker or
+ * kind), -ENOMEM.
+ */
+int lbomp__dc_send(struct lbomp__dctx *dc, uint32_t self, uint32_t to, uint32_t kind,
+                   const void *data, size_t len);
+/* The messages delivered to `self` this round, sorted by (from, seq); returns their count. */
+size_t lbomp__dc_inbox(struct lbomp__dctx *dc, uint32_t self, const struct lbomp__msg **msgs);
+
+/* The worker's own random numbers, seeded at prepare from the snapshot seed ^ (self spread over
+ * 64 bits), so that every worker has its own stream and every seed its own set of streams. */
+struct lbomp__rng *lbomp__dc_rng(struct lbomp__dctx *dc, uint32_t self);
+
+/*
+ * Zeroed memory private to `self`, aligned for any type, valid until the run ends (the framework
+ * frees or reuses it at the next prepare, so a policy never frees it). NULL when out of memory.
+ */
+void *lbomp__dc_alloc(struct lbomp__dctx *dc, uint32_t self, size_t bytes);
+
+/*
+ * Collectives. A worker contributes `v` to `slot` in round r; the framework combines the
+ * contributions of every worker that contributed to that slot in round r, in worker order (so
+ * the result is the same live and virtual), and every worker reads it from round r + 1 on. Every
+ * contributor of a slot must use the same op. A round with contributions counts as one collective,
+ * charged ceil(log2 P) rounds (a reduction tree) in the rounds and the span.
+ */
+enum lbomp__red_op { LBOMP__RED_SUM, LBOMP__RED_MAX, LBOMP__RED_MIN };
+void lbomp__dc_reduce(struct lbomp__dctx *dc, uint32_t self, unsigned slot, enum lbomp__red_op op,
+                      double v);
+/* Result of the last collective on `slot` (0 before any). */
+double lbomp__dc_reduced(const struct lbomp__dctx *dc, unsigned slot);
+
+/*
+ * Quiescence detection: true when no message at all was sent in the previous round (false in
+ * round 0). Every worker sees the same answer in a round. The first round in which it answers
+ * true to anyone is charged as one collective, as the last wave of an asynchronous detector.
+ */
+bool lbomp__dc_quiet(struct lbomp__dctx *dc, uint32_t self);
+
+/* The policy's own counters, summed over workers into the run's lbomp__pstats. */
+enum lbomp__dc_counter {
+        LBOMP__DC_REJECTED,  /* offers refused */
+        LBOMP__DC_FORCED,    /* packs sent forced */
+        LBOMP__DC_WITHDRAWN, /* packs that stayed home */
+        LBOMP__DC_NCOUNT
+};
+void lbomp__dc_count(struct lbomp__dctx *dc, uint32_t self, enum lbomp__dc_counter c, uint32_t n);
+/* One pack formed, of this cost (packs and pack_max of the run's lbomp__pstats). */
+void lbomp__dc_count_pack(struct lbomp__dctx *dc, uint32_t self, double cost);
 
 #endif

@@ -21,7 +21,8 @@ struct lbomp__params {
         double refine_factor;   /* f (refine): 1.05 */
         double smart_threshold; /* smart: do nothing while 1 - min/max <= this: 0.05 */
         int fanout;             /* gossip fanout: 2 */
-        int retries;            /* packdrop: normal offers of a pack before a forced send: 2 */
+        int retries; /* packdrop: normal offers of a pack before it is sent forced: 2, i.e. the
+                        first offer and the one retry POLICIES.md allows; 0 forces at once */
 };
 
 /*
@@ -53,16 +54,24 @@ struct lbomp__snap {
         const struct lbomp__params *params;
 };
 
+#define LBOMP__MSG_KINDS 8 /* message kinds a policy may name (struct lbomp__policy.msg_kinds) */
+
 /* What a policy tells about its own run, beyond the plan. */
 struct lbomp__pstats {
-        uint64_t messages;                 /* total messages sent */
-        uint64_t msg_by_kind[8];           /* per message kind (policy-defined names) */
-        const char *const *msg_kind_names; /* NULL-terminated, static */
-        uint32_t rounds;                   /* rounds of a decentralized run */
-        double span_s;                    /* critical path: sum over rounds of the slowest worker */
-        uint32_t packs, rejected, forced; /* packdrop */
-        uint32_t attempts;                /* refine: attempts with different factors */
-        double factor;                    /* refine: the factor that succeeded */
+        uint64_t messages;                      /* total messages sent */
+        uint64_t msg_by_kind[LBOMP__MSG_KINDS]; /* per message kind (policy-defined names) */
+        const char *const *msg_kind_names;      /* NULL-terminated, static */
+        uint32_t rounds;        /* rounds of a decentralized run, collectives included */
+        uint32_t collectives;   /* reductions and quiescence detections, ceil(log2 P) rounds each */
+        uint32_t gossip_rounds; /* rounds in which a message of the kind "gossip" was sent */
+        double span_s;          /* critical path: sum over rounds of the slowest worker */
+        uint32_t packs;         /* packdrop: packs formed */
+        double pack_max;        /* packdrop: cost of the largest pack */
+        uint32_t rejected;      /* offers rejected by their target */
+        uint32_t forced;        /* packdrop: packs sent forced */
+        uint32_t withdrawn;     /* packdrop: packs that stayed home (no target could help) */
+        uint32_t attempts;      /* refine: attempts with different factors */
+        double factor;          /* refine: the factor that succeeded */
 };
 
 enum lbomp__policy_kind { LBOMP__CENTRAL, LBOMP__DECENTRAL };
@@ -84,12 +93,15 @@ struct lbomp__policy {
         /*
          * Decentralized: called for worker `self` once per round (round 0, 1, ...) by the
          * framework, on every worker, until every worker returned LBOMP__ROUND_DONE in a round in
-         * which no message was sent. Messages sent in round r are delivered in round r + 1. A
+         * which no message was sent and no collective started (a negative return ends the run on
+         * every worker with that error). Messages sent in round r are delivered in round r + 1. A
          * worker writes dest[] only for the tasks it holds (snapshot wtask of self). `state` is
          * wstate_size zeroed bytes private to the worker for this LB step.
          */
         size_t wstate_size;
         int (*round)(struct lbomp__dctx *dc, uint32_t self, uint32_t round, void *state);
+        /* Decentralized: names of the message kinds, NULL-terminated, at most LBOMP__MSG_KINDS. */
+        const char *const *msg_kinds;
 };
 
 /* registry.c */

@@ -8,13 +8,13 @@
 #include "../policy.h"
 
 extern const struct lbomp__policy lbomp__policy_none, lbomp__policy_greedy, lbomp__policy_refine,
-        lbomp__policy_hierarchical;
+        lbomp__policy_hierarchical, lbomp__policy_smart, lbomp__policy_packdrop,
+        lbomp__policy_distributed;
 
 static const struct lbomp__policy *const policies[] = {
-        &lbomp__policy_none,
-        &lbomp__policy_greedy,
-        &lbomp__policy_refine,
-        &lbomp__policy_hierarchical,
+        &lbomp__policy_none,         &lbomp__policy_greedy, &lbomp__policy_refine,
+        &lbomp__policy_hierarchical, &lbomp__policy_smart,  &lbomp__policy_packdrop,
+        &lbomp__policy_distributed,
 };
 
 #define NPOLICIES (sizeof policies / sizeof policies[0])

@@ -1,0 +1,158 @@
+/*
+ * gossip.c — epidemic push of (id, load) lists, after GrapevineLB (Menon & Kalé, SC'13) and
+ * Charm++'s DistributedLB: a worker with news sends its whole list to `fanout` random others;
+ * receivers merge (newer version wins) and forward what is new to them. Each worker sends at most
+ * 2·ceil(log2 P) + 1 times per LB step, which bounds the phase; the phase ends when the framework
+ * detects that no message is in flight. Forwarding only news (rather than on every receipt, as
+ * DistributedLB does) spares the messages that would repeat a list the peers already spread.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gossip.h"
+
+int lbomp__gossip_init(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self,
+                       uint32_t kind)
+{
+        uint32_t P = lbomp__dc_snap(dc)->nworkers, lg = 0;
+        while ((1ull << lg) < P)
+                lg++;
+        memset(g, 0, sizeof *g);
+        g->kind = kind;
+        g->budget = 2 * lg + 1;
+        g->max = P;
+        g->dc = dc;
+        g->self = self;
+        return 0;
+}
+
+/* Lists start small and double (in the worker's arena, freed with the run): a worker hears of a
+ * fraction of the machine, and P lists of P entries would be 512 MiB at 4096 workers. */
+static int reserve(struct lbomp__gossip *g, uint32_t need)
+{
+        if (need <= g->cap)
+                return 0;
+        uint32_t cap = g->cap ? 2 * g->cap : 16;
+        cap = cap < need ? need : cap;
+        cap = cap > g->max ? g->max : cap;
+        struct lbomp__gentry *e = lbomp__dc_alloc(g->dc, g->self, (size_t)cap * sizeof *e);
+        struct lbomp__gentry *t = lbomp__dc_alloc(g->dc, g->self, (size_t)cap * sizeof *t);
+        if (!e || !t)
+                return -ENOMEM;
+        if (g->n)
+                memcpy(e, g->e, (size_t)g->n * sizeof *e);
+        g->e = e;
+        g->tmp = t;
+        g->cap = cap;
+        return 0;
+}
+
+int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id)
+{
+        uint32_t lo = 0, hi = g->n;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (g->e[mid].id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < g->n && g->e[lo].id == id ? (int64_t)lo : -1;
+}
+
+int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load)
+{
+        struct lbomp__gentry one = {.id = id, .ver = ver, .load = load};
+        int64_t i = lbomp__gossip_find(g, id);
+        if (i >= 0) {
+                if (ver >= g->e[i].ver) {
+                        g->changed |= ver > g->e[i].ver || load != g->e[i].load;
+                        g->e[i] = one;
+                }
+                return 0;
+        }
+        if (g->n >= g->max || reserve(g, g->n + 1) < 0)
+                return -ENOMEM; /* more ids than workers cannot happen */
+        uint32_t at = 0;
+        while (at < g->n && g->e[at].id < id)
+                at++;
+        memmove(&g->e[at + 1], &g->e[at], (g->n - at) * sizeof *g->e);
+        g->e[at] = one;
+        g->n++;
+        g->changed = true;
+        return 0;
+}
+
+/* Linear merge of two id-sorted lists into tmp, then swap. */
+static int merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint32_t m)
+{
+        uint64_t need = (uint64_t)g->n + m;
+        if (reserve(g, need < g->max ? (uint32_t)need : g->max) < 0)
+                return -ENOMEM;
+        uint32_t i = 0, j = 0, k = 0;
+        while ((i < g->n || j < m) && k < g->cap) {
+                if (j == m || (i < g->n && g->e[i].id < in[j].id)) {
+                        g->tmp[k++] = g->e[i++];
+                } else if (i == g->n || in[j].id < g->e[i].id) {
+                        g->tmp[k++] = in[j++];
+                        g->changed = true;
+                } else {
+                        struct lbomp__gentry a = g->e[i++], b = in[j++];
+                        if (b.ver > a.ver) {
+                                g->changed = true;
+                                a = b;
+                        }
+                        g->tmp[k++] = a;
+                }
+        }
+        struct lbomp__gentry *x = g->e;
+        g->e = g->tmp;
+        g->tmp = x;
+        g->n = k;
+        return 0;
+}
+
+int lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__msg *msg;
+        size_t n = lbomp__dc_inbox(dc, self, &msg);
+        for (size_t i = 0; i < n; i++) {
+                if (msg[i].kind != g->kind)
+                        continue;
+                int rc = merge(g, msg[i].data, msg[i].len / (uint32_t)sizeof(struct lbomp__gentry));
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self)
+{
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
+        uint32_t P = s->nworkers;
+        if (!g->changed || !g->budget || !g->n || P < 2)
+                return 0;
+        uint32_t f = s->params && s->params->fanout > 0 ? (uint32_t)s->params->fanout : 2;
+        if (f > P - 1)
+                f = P - 1;
+        struct lbomp__rng *r = lbomp__dc_rng(dc, self);
+        uint32_t to[64];
+        for (uint32_t k = 0; k < f; k++) {
+                uint32_t t;
+                bool dup;
+                do { /* a random other worker, distinct from the ones already drawn */
+                        t = lbomp__rng_below(r, P - 1);
+                        t += t >= self;
+                        dup = false;
+                        for (uint32_t q = 0; q < k; q++)
+                                dup |= to[q] == t;
+                } while (dup);
+                to[k] = t;
+                int rc = lbomp__dc_send(dc, self, t, g->kind, g->e, (size_t)g->n * sizeof *g->e);
+                if (rc < 0)
+                        return rc;
+        }
+        g->budget--;
+        g->changed = false;
+        return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * gossip.h — the information-propagation phase shared by packdrop and distributed (GrapevineLB):
+ * underloaded workers spread (id, load) lists by epidemic push so that overloaded ones learn of
+ * receivers without anyone gathering the whole machine's state.
+ */
+#ifndef LBOMP_POLICY_GOSSIP_H
+#define LBOMP_POLICY_GOSSIP_H
+
+#include "../mailbox.h"
+
+/* One known worker: its load as last heard, and the version of that news (newer wins). */
+struct lbomp__gentry {
+        uint32_t id, ver;
+        double load;
+};
+
+struct lbomp__gossip {
+        struct lbomp__gentry *e, *tmp; /* known workers sorted by id; tmp: merge buffer */
+        uint32_t n, cap, max;          /* entries, room, workers (the most there can be) */
+        struct lbomp__dctx *dc;        /* where the lists grow */
+        uint32_t self;
+        uint32_t budget; /* sends left: 2·ceil(log2 P) + 1 per LB step */
+        uint32_t kind;   /* message kind of gossip */
+        bool changed;    /* news since the last send */
+};
+
+/* Starts the phase for `self` (state reset every LB step). 0 or -ENOMEM. */
+int lbomp__gossip_init(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self,
+                       uint32_t kind);
+/* Sets (or refreshes) an entry, e.g. the worker's own offer to receive: news to forward. 0 or
+ * -ENOMEM. */
+int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load);
+/* Merges every gossip message of this round's inbox. 0 or -ENOMEM. */
+int lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self);
+/* If there is news and budget left: one send, the whole list to `fanout` distinct random other
+ * workers. 0 or a negative errno. */
+int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self);
+/* Index of `id` in the list, or -1. */
+int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The packdrop issue's acceptance, run as written: packdrop, distributed and smart each balance
+# the hotspot load (imbalance_last ≤ 1.10) by moving tasks, report a `messages` figure (above 0 for
+# the decentralized two) and keep the checksum of --policy none; LBOMP_POLICY=help lists all
+# three with one line each. And the part of the locality issue that is packdrop's: on the EPYC
+# profile with --k 3 --threads 16, packdrop ends with a lower locality_cost_last than greedy, at
+# imbalance_last ≤ 1.25. Usage: check_kneighbor_dec.sh KNEIGHBOR PROFILES_DIR
+set -euo pipefail
+kn=$1
+profiles=${2:-}
+args=(--tasks 512 --load hotspot --iters 60 --period 10 --threads 2 --json)
+none=$("$kn" "${args[@]}" --policy none)
+echo "none:        $none"
+fail=0
+for p in packdrop distributed smart; do
+  out=$("$kn" "${args[@]}" --policy "$p")
+  echo "$p: $out"
+  python3 - "$none" "$out" "$p" <<'PY' || fail=1
+import json, sys
+none, run = (json.loads(s.strip().splitlines()[-1]) for s in sys.argv[1:3])
+p = sys.argv[3]
+errors = []
+if run["policy"] != p: errors.append(f"policy {run['policy']} != {p}")
+if run["imbalance_last"] > 1.10: errors.append(f"imbalance_last {run['imbalance_last']} > 1.10")
+if run["migrations"] <= 0: errors.append("no migrations")
+if "messages" not in run: errors.append("no messages key")
+elif p != "smart" and run["messages"] <= 0: errors.append("no messages counted")
+if run["checksum"] != none["checksum"]: errors.append(f"checksum {run['checksum']} != none {none['checksum']}")
+if errors:
+    print(f"FAIL {p}: " + "; ".join(errors)); sys.exit(1)
+PY
+done
+help=$(LBOMP_POLICY=help "$kn")
+echo "$help"
+for p in packdrop distributed smart; do
+  [ "$(grep -c "^$p " <<<"$help")" -eq 1 ] || { echo "FAIL: help does not list $p once"; fail=1; }
+done
+if [ -n "$profiles" ]; then
+  args=(--k 3 --threads 16 --tasks 512 --load linear --iters 60 --work-us 20 --json)
+  epyc="$profiles/epyc-7742-2s-nps4.xml"
+  greedy=$(LBOMP_TOPOLOGY=$epyc "$kn" "${args[@]}" --policy greedy | tail -n 1)
+  pd=$(LBOMP_TOPOLOGY=$epyc "$kn" "${args[@]}" --policy packdrop | tail -n 1)
+  echo "epyc greedy:   $greedy"
+  echo "epyc packdrop: $pd"
+  python3 - "$greedy" "$pd" <<'PY' || fail=1
+import json, sys
+g, p = (json.loads(s) for s in sys.argv[1:3])
+errors = []
+if not p["locality_cost_last"] < g["locality_cost_last"]:
+    errors.append(f"packdrop locality_cost_last {p['locality_cost_last']} not below greedy's {g['locality_cost_last']}")
+if p["imbalance_last"] > 1.25: errors.append(f"packdrop imbalance_last {p['imbalance_last']} > 1.25")
+if p["checksum"] != g["checksum"]: errors.append("checksums differ")
+if errors:
+    print("FAIL epyc: " + "; ".join(errors)); sys.exit(1)
+PY
+fi
+[ "$fail" -eq 0 ] && echo ok
+exit "$fail"

@@ -128,12 +128,14 @@ void lbomp_policy_help(FILE *out);
  */
 
 /**
- * Adds a persistent task. `data` is the user pointer handed back when the task runs, `bytes` the
+ * Adds a persistent task. `data` is the user pointer handed back when the task runs (not NULL:
+ * NULL is what ends LBOMP_FOR_EACH_TASK), `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
  * or LBOMP_NODE_ANY. Tasks added since the last step are placed at the start of the next step in
  * contiguous blocks of ids over all workers, as schedule(static) would place them; the balancer
  * moves them from there.
- * Returns 0 and the new id in *id (may be NULL), -EINVAL (home_node out of range), -ENOMEM.
+ * Returns 0 and the new id in *id (may be NULL), -EINVAL (data NULL, home_node out of range),
+ * -ENOMEM.
  */
 int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
 

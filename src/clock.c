@@ -12,6 +12,8 @@
 
 #include "internal.h"
 
+uint64_t (*lbomp__ticks_hook)(void);
+
 uint64_t lbomp__mono_ns(void)
 {
         struct timespec ts;

@@ -51,6 +51,10 @@ const char *lbomp__clock_name(const struct lbomp__clock *c);
 
 uint64_t lbomp__mono_ns(void);
 
+/* Test hook (clock.c): when set, replaces CLOCK_MONOTONIC as the tick source of runtimes that do
+ * not use the TSC, so tests can feed zero or backwards readings. NULL in every real run. */
+extern uint64_t (*lbomp__ticks_hook)(void);
+
 static inline uint64_t lbomp__ticks(bool tsc)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,6 +62,8 @@ static inline uint64_t lbomp__ticks(bool tsc)
                 return __builtin_ia32_rdtsc();
 #endif
         (void)tsc;
+        if (__builtin_expect(lbomp__ticks_hook != NULL, 0))
+                return lbomp__ticks_hook();
         return lbomp__mono_ns();
 }
 
@@ -101,8 +107,11 @@ struct lbomp__topo {
         double *dist;       /* [nnodes * nnodes], local = 1.0 */
         bool dist_measured; /* false: no matrix in the topology, 1.0 / 2.0 assumed */
         bool is_host;
-        int npus_allowed; /* PUs this process may run on (host), for oversubscription */
-        void *hwloc;      /* hwloc_topology_t */
+        bool restricted;    /* host: limited to the process's CPU set (taskset, cpuset) */
+        bool flat;          /* host: hwloc could not read it; one node, threads not bound */
+        int ncores_machine; /* cores of the whole machine (host), before the restriction */
+        int npus_allowed;   /* PUs this process may run on (host), for oversubscription */
+        void *hwloc;        /* hwloc_topology_t */
 };
 /* Loads the host (path NULL) or an XML file. -ENOENT missing file, -EINVAL unparsable. */
 int lbomp__topo_load(struct lbomp__topo *t, const char *path);
@@ -148,9 +157,10 @@ struct lbomp__worker {
         double win_bg_s;   /* span not spent in tasks */
         double win_busy_s; /* time in tasks it ran (its own and stolen) */
         uint64_t win_stolen;
-        uint64_t steps;     /* steps this worker has run */
-        uint64_t win_steps; /* steps of the current window */
-        uint64_t skipped;   /* tasks left when a thread broke out of the loop */
+        uint64_t steps;      /* steps this worker has run */
+        uint64_t win_steps;  /* steps of the current window */
+        uint64_t skipped;    /* tasks left when a thread broke out of the loop */
+        uint64_t clock_back; /* readings earlier than the previous one, counted as 0 */
         /* data moves of the current LB step (migrate.c), summed by the master */
         uint32_t data_moves;
         uint64_t data_bytes;
@@ -174,6 +184,7 @@ struct lbomp__link {
 /* Everything one LB step records beyond the public fields. */
 struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
+        char note[96]; /* why the plan is what it is, when that needs saying; "" otherwise */
         struct lbomp__pstats ps;
         double locality_before, locality_after;
         double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
@@ -206,7 +217,16 @@ struct lbomp {
         uint64_t steps;     /* steps completed */
         uint64_t win_first; /* first step of the window being measured */
         double win_wall0;
-        int lb_rc; /* result of the last LB step, shared with the team */
+        int lb_rc;         /* result of the last LB step, shared with the team */
+        bool said_no_time; /* the "clock did not advance" line was printed */
+
+        /* the LB step in progress, shared by the team between barriers */
+        struct {
+                const struct lbomp__snap *snap;
+                struct lbomp__lbrec *rec;
+                double t_decide, t_data;
+                bool skip;
+        } lbs;
 
         /* records */
         struct lbomp__lbrec *lb;

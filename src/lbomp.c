@@ -587,6 +587,13 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                 return -EINVAL;
         if (lb->in_step)
                 return -EBUSY;
+        if (!data) {
+                /* NULL is how lbomp_iter_next says "no task left": a NULL task would silently end
+                 * its thread's part of every step. */
+                lbomp__set_error(false, "lbomp: lbomp_task_add: data is NULL; every task needs a "
+                                        "non-NULL pointer (NULL ends LBOMP_FOR_EACH_TASK)");
+                return -EINVAL;
+        }
         if (home_node != LBOMP_NODE_ANY && (home_node < 0 || home_node >= lb->topo.nnodes)) {
                 lbomp__set_error(
                         false,
@@ -704,7 +711,7 @@ static void step_prepare(struct lbomp *lb, int team)
 static void bind_self(struct lbomp *lb, struct lbomp__worker *w)
 {
         w->bound_once = true;
-        if (lb->omp_binds || !lb->topo.is_host) {
+        if (lb->omp_binds || !lb->topo.is_host || lb->topo.flat) {
                 w->bind_rc = 1;
                 return;
         }
@@ -774,7 +781,10 @@ void *lbomp_iter_next(lbomp_iter_t *it)
         if (it->slot) {
                 /* A backwards reading (a thread moved to a core whose counter lags) counts 0. */
                 int64_t dt = (int64_t)(now - it->t0);
-                dt = dt > 0 ? dt : 0;
+                if (dt < 0) {
+                        w->clock_back++;
+                        dt = 0;
+                }
                 *it->slot = (uint64_t)dt;
                 it->busy += (uint64_t)dt;
         }
@@ -820,6 +830,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
         uint64_t now = lbomp__ticks(lb->clock.tsc);
         if (it->slot) { /* the loop was left with a task running (break) */
                 int64_t dt = (int64_t)(now - it->t0);
+                w->clock_back += dt < 0;
                 *it->slot = dt > 0 ? (uint64_t)dt : 0;
                 it->busy += *it->slot;
                 it->slot = NULL;
@@ -838,6 +849,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 }
         }
         int64_t span = (int64_t)(now - w->step_t0);
+        w->clock_back += span < 0;
         if (span < (int64_t)it->busy)
                 span = (int64_t)it->busy;
         double tps = lb->clock.ticks_per_s;
@@ -1010,9 +1022,13 @@ static void trace_step(struct lbomp *lb, const struct lbomp__snap *s, const uint
 
 static void lb_step(struct lbomp *lb, int self)
 {
-        static const struct lbomp__snap *snap; /* shared with the team between barriers */
-        static struct lbomp__lbrec *rec;
-        static double t_decide, t_data;
+        /* Shared with the team between barriers. In the runtime, not static: two runtimes may
+         * balance at the same time from two threads (test_two_runtimes). */
+#define snap     lb->lbs.snap
+#define rec      lb->lbs.rec
+#define t_decide lb->lbs.t_decide
+#define t_data   lb->lbs.t_data
+#define skip     lb->lbs.skip /* no time was measured: nothing to decide from */
         const struct lbomp__policy *pol = lb->cfg.policy;
         (void)self;
 #pragma omp master
@@ -1040,7 +1056,24 @@ static void lb_step(struct lbomp *lb, int self)
                         rec->pub.policy = pol->name;
                         rec->locality_before = lbomp__locality_cost(snap, snap->worker);
                         t_decide = lbomp__mono_s();
-                        if (pol->kind == LBOMP__CENTRAL) {
+                        /* A clock that did not advance over the window (zero or backwards
+                         * readings) leaves every cost 0: a plan from that would move tasks at
+                         * random, so the mapping stays. */
+                        double measured = 0;
+                        for (uint32_t t = 0; t < snap->ntasks; t++)
+                                measured += snap->cost[t];
+                        skip = snap->ntasks > 0 && !(measured > 0);
+                        if (skip) {
+                                snprintf(rec->note, sizeof rec->note,
+                                         "no time measured: mapping kept");
+                                if (!lb->said_no_time || lb->cfg.verbose)
+                                        fprintf(stderr,
+                                                "lbomp: LB step %zu: the clock did not advance "
+                                                "during the window (every task time is 0); "
+                                                "mapping kept\n",
+                                                lb->nlb - 1);
+                                lb->said_no_time = true;
+                        } else if (pol->kind == LBOMP__CENTRAL) {
                                 rec->pub.error =
                                         pol->plan(snap, lbomp__snap_dest(lb->sb), &rec->ps);
                         } else {
@@ -1051,7 +1084,7 @@ static void lb_step(struct lbomp *lb, int self)
         }
         if (pol->kind == LBOMP__DECENTRAL) {
 #pragma omp barrier
-                if (lb->lb_rc == 0 && rec->pub.error == 0) {
+                if (lb->lb_rc == 0 && !skip && rec->pub.error == 0) {
                         int rc = lbomp__dec_run_team(lb->dec, (uint32_t)self);
 #pragma omp master
                         {
@@ -1088,6 +1121,17 @@ static void lb_step(struct lbomp *lb, int self)
                                 lbomp__imbalance(load, snap->nworkers, NULL, NULL);
                         free(load);
                 }
+                /* A task heavier than the average load bounds λ from below whatever the policy
+                 * does: say so rather than let it look like the policy's failure. */
+                uint32_t heavy = 0;
+                for (uint32_t t = 1; t < snap->ntasks; t++)
+                        if (snap->cost[t] > snap->cost[heavy])
+                                heavy = t;
+                if (!rec->note[0] && snap->ntasks && rec->pub.avg_load > 0 &&
+                    snap->cost[heavy] > 1.05 * rec->pub.avg_load)
+                        snprintf(rec->note, sizeof rec->note,
+                                 "λ >= %.2f: task %u alone costs that much",
+                                 snap->cost[heavy] / rec->pub.avg_load, snap->id[heavy]);
                 rec->locality_after = lbomp__locality_cost(snap, dest);
                 rec->pub.locality_before = rec->locality_before;
                 rec->pub.locality_after = rec->locality_after;
@@ -1142,6 +1186,11 @@ static void lb_step(struct lbomp *lb, int self)
                         lb->data_pending = false;
                 }
         }
+#undef snap
+#undef rec
+#undef t_decide
+#undef t_data
+#undef skip
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1193,10 +1242,21 @@ static void binding_note(const struct lbomp *lb, char *buf, size_t len)
                          lb->topo.name);
                 return;
         }
+        if (lb->topo.flat) {
+                snprintf(buf, len,
+                         "not bound: hwloc could not read the host, flat topology of %d core(s)%s",
+                         lb->topo.ncores, lb->oversubscribed ? ", oversubscribed" : "");
+                return;
+        }
         if (lb->omp_binds) {
                 snprintf(buf, len, "by OpenMP (OMP_PROC_BIND/OMP_PLACES set by the user)");
                 return;
         }
+        char cpuset[96] = "";
+        if (lb->topo.restricted)
+                snprintf(cpuset, sizeof cpuset,
+                         " (the process may use %d of the machine's %d cores)", lb->topo.ncores,
+                         lb->topo.ncores_machine);
         int ok = 0, failed = 0, first_err = 0;
         for (int i = 0; i < lb->nworkers; i++) {
                 if (!lb->w[i].bound_once)
@@ -1210,11 +1270,15 @@ static void binding_note(const struct lbomp *lb, char *buf, size_t len)
                 }
         }
         if (failed)
-                snprintf(buf, len, "partial: %d of %d workers bound, the others refused (%s)", ok,
-                         ok + failed, strerror(-first_err));
+                snprintf(buf, len,
+                         "partial: %d of %d workers bound, the others refused (%s) and run where "
+                         "the system puts them%s",
+                         ok, ok + failed, strerror(-first_err), cpuset);
         else
-                snprintf(buf, len, "lbomp bound %d workers to cores, spread over %d node(s)%s", ok,
-                         lb->topo.nnodes, lb->oversubscribed ? ", oversubscribed" : "");
+                snprintf(buf, len,
+                         "lbomp bound %d workers to %d core(s)%s, spread over %d node(s)%s", ok,
+                         lb->topo.ncores, cpuset, lb->topo.nnodes,
+                         lb->oversubscribed ? ", oversubscribed" : "");
 }
 
 static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t *msgs)
@@ -1302,6 +1366,12 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->oversubscribed ? "; oversubscribed: more workers than cores" : "");
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
                 lb->nalive, lb->nlink);
+        uint64_t back = 0;
+        for (int i = 0; i < lb->nworkers; i++)
+                back += lb->w[i].clock_back;
+        if (back)
+                fprintf(out, "  clock: %llu backwards reading(s), counted as 0 s\n",
+                        (unsigned long long)back);
         energy_line(lb, out);
         fprintf(out, "  data: %s%s\n",
                 !lb->cfg.move_pages ? "pages stay (LBOMP_MOVE_PAGES=off)"
@@ -1331,7 +1401,7 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                         r->pub.move_cost, r->locality_before, (unsigned long long)r->pub.data_bytes,
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
-                                            : "");
+                                            : r->note);
                 if (r->pub.kind_name[0])
                         report_messages(&r->pub, out);
         }

@@ -4,10 +4,14 @@
  * It is the host, as hwloc discovers it within the process's allowed cpuset, or a recorded
  * topology (an hwloc XML file from numa-profiles/) when LBOMP_TOPOLOGY names one: then workers
  * are placed on the profile's cores while the threads run wherever the host lets them. Distances
- * are normalised so that local = 1.0 (ACPI SLIT reports 10).
+ * are normalised so that local = 1.0 (ACPI SLIT reports 10). The host is restricted to the cores
+ * the user let the process use (taskset, a cpuset), so that lbomp never binds a thread outside
+ * them; when hwloc cannot read the host at all, a flat topology (one node, the allowed CPUs) stands
+ * in, with a warning, and threads are left unbound.
  */
 #include <errno.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,6 +59,75 @@ static int load_distances(struct lbomp__topo *t, hwloc_topology_t h)
         return 0;
 }
 
+/*
+ * The CPUs the user let this thread run on, saved before lbomp binds it for the first time: a
+ * second runtime created on the same thread must see the user's set, not lbomp's own binding.
+ */
+static _Thread_local struct {
+        bool saved;
+        cpu_set_t set;
+} user_affinity;
+
+static int user_cpus(cpu_set_t *set)
+{
+        if (user_affinity.saved) {
+                *set = user_affinity.set;
+                return 0;
+        }
+        return sched_getaffinity(0, sizeof *set, set);
+}
+
+/* Keeps only the cores the process may use; a set that covers everything changes nothing. */
+static void restrict_to_user(struct lbomp__topo *t, hwloc_topology_t h)
+{
+        cpu_set_t cs;
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (!set || user_cpus(&cs) != 0)
+                goto out;
+        for (int i = 0; i < CPU_SETSIZE; i++)
+                if (CPU_ISSET(i, &cs))
+                        hwloc_bitmap_set(set, (unsigned)i);
+        hwloc_const_bitmap_t all = hwloc_topology_get_topology_cpuset(h);
+        hwloc_bitmap_and(set, set, all);
+        if (hwloc_bitmap_iszero(set) || hwloc_bitmap_isincluded(all, set))
+                goto out;
+        if (hwloc_topology_restrict(h, set, 0) == 0)
+                t->restricted = true;
+out:
+        hwloc_bitmap_free(set);
+}
+
+/* The host as one node of the CPUs we may use, when hwloc cannot read it. */
+static int load_flat(struct lbomp__topo *t, int err)
+{
+        cpu_set_t cs;
+        int n = user_cpus(&cs) == 0 ? CPU_COUNT(&cs) : 0;
+        if (n < 1)
+                n = 1;
+        t->is_host = true;
+        t->flat = true;
+        t->ncores = t->ncores_machine = t->npus_allowed = n;
+        t->nnodes = 1;
+        t->source = strdup("host");
+        t->name = strdup("host (flat)");
+        t->core_node = calloc((size_t)n, sizeof *t->core_node);
+        t->core_os = malloc((size_t)n * sizeof *t->core_os);
+        t->dist = malloc(sizeof *t->dist);
+        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist) {
+                lbomp__topo_free(t);
+                return -ENOMEM;
+        }
+        for (int c = 0; c < n; c++)
+                t->core_os[c] = -1;
+        t->dist[0] = 1.0;
+        t->dist_measured = true; /* one node: its only distance, local, is exact */
+        fprintf(stderr,
+                "lbomp: hwloc cannot read the host topology (%s); using a flat topology: 1 node, "
+                "%d core(s), threads not bound\n",
+                strerror(err), n);
+        return 0;
+}
+
 int lbomp__topo_load(struct lbomp__topo *t, const char *path)
 {
         memset(t, 0, sizeof *t);
@@ -71,7 +144,7 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
                 }
         }
         if (hwloc_topology_init(&h) != 0)
-                return -ENOMEM;
+                return path ? -ENOMEM : load_flat(t, ENOMEM);
         if (path && hwloc_topology_set_xml(h, path) != 0) {
                 hwloc_topology_destroy(h);
                 lbomp__set_error(true, "lbomp: LBOMP_TOPOLOGY='%s' cannot be read by hwloc: %s",
@@ -81,6 +154,9 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         if (hwloc_topology_load(h) != 0) {
                 int e = errno;
                 hwloc_topology_destroy(h);
+                /* A file the user named must be readable (a config error); the host need not. */
+                if (!path)
+                        return load_flat(t, e ? e : EINVAL);
                 lbomp__set_error(true,
                                  "lbomp: LBOMP_TOPOLOGY='%s' is not a hwloc XML topology hwloc can "
                                  "parse (%s)",
@@ -89,6 +165,11 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         }
         t->hwloc = h;
         t->is_host = path == NULL;
+        if (t->is_host) {
+                int nc = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+                t->ncores_machine = nc > 0 ? nc : hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+                restrict_to_user(t, h);
+        }
         const char *base = path ? strrchr(path, '/') : NULL;
         t->source = strdup(path ? path : "host");
         t->name = strdup(path ? (base ? base + 1 : path) : "host");
@@ -134,15 +215,8 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         }
         load_distances(t, h);
         t->npus_allowed = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
-        if (t->is_host) {
-                hwloc_bitmap_t set = hwloc_bitmap_alloc();
-                if (set && hwloc_get_cpubind(h, set, HWLOC_CPUBIND_PROCESS) == 0) {
-                        int w = hwloc_bitmap_weight(set);
-                        if (w > 0 && w < t->npus_allowed)
-                                t->npus_allowed = w;
-                }
-                hwloc_bitmap_free(set);
-        }
+        if (!t->is_host)
+                t->ncores_machine = t->ncores;
         return 0;
 }
 
@@ -171,7 +245,7 @@ int lbomp__topo_spread_core(const struct lbomp__topo *t, int w, int n)
 
 int lbomp__topo_bind(const struct lbomp__topo *t, int c)
 {
-        if (!t->is_host || c < 0 || c >= t->ncores || t->core_os[c] < 0)
+        if (!t->is_host || !t->hwloc || c < 0 || c >= t->ncores || t->core_os[c] < 0)
                 return -ENOTSUP;
         hwloc_topology_t h = (hwloc_topology_t)t->hwloc;
         hwloc_obj_t o = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)c);
@@ -179,6 +253,9 @@ int lbomp__topo_bind(const struct lbomp__topo *t, int c)
                 o = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)c);
         if (!o)
                 return -ENOENT;
+        if (!user_affinity.saved)
+                user_affinity.saved =
+                        sched_getaffinity(0, sizeof user_affinity.set, &user_affinity.set) == 0;
         if (hwloc_set_cpubind(h, o->cpuset, HWLOC_CPUBIND_THREAD) != 0)
                 return errno ? -errno : -EPERM;
         return 0;

@@ -1,8 +1,33 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: installs what is missing, builds, and runs every
-# test suite (unit, stress, e2e, build).
+# test suite (unit, stress, e2e, build); then the same code under the sanitizers, each in its own
+# build folder:
+#   build-asan  gcc, AddressSanitizer + UndefinedBehaviorSanitizer: suites unit and e2e;
+#   build-tsan  clang with LLVM's libomp, ThreadSanitizer (OpenMP made visible to it by the Archer
+#               tool, see test/meson.build): suite stress;
+#   build-fuzz  clang, libFuzzer + ASan/UBSan: a short run of every fuzz target over its corpus
+#               (test/fuzz/corpus/<target>/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-bash scripts/build.sh build ${CI:+-Dwerror=true}
+werror=${CI:+-Dwerror=true}
+t0=$SECONDS
+step() { echo "== $* ($((SECONDS - t0)) s so far)"; }
+
+step "plain build: every suite"
+bash scripts/build.sh build $werror
 meson test -C build --print-errorlogs
+
+step "ASan+UBSan build: unit and e2e"
+bash scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false $werror
+meson test -C build-asan --suite unit --suite e2e --print-errorlogs
+
+step "TSan build (clang, libomp + Archer): stress"
+CC=clang CXX=clang++ bash scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false $werror
+meson test -C build-tsan --suite stress --print-errorlogs
+
+step "libFuzzer build: fuzz smoke runs"
+CC=clang CXX=clang++ bash scripts/build.sh build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+  -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link $werror
+meson test -C build-fuzz --suite fuzz --print-errorlogs
+step "all passed"

@@ -163,6 +163,13 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (!attempt(&r, f0, &moves) && r.avg > 0) {
                 /* Loosen: the first factor above max/avg succeeds without a move; then search. */
                 long kmax = (long)floor((max / r.avg - f0) / 0.01) + 1;
+                /* Rounding: when max/avg sits on the 0.01 grid (equal loads: 1.5, 1.25, ...),
+                 * f0 + kmax * 0.01 can come out an ulp below it and still leave max above the
+                 * limit. Step up until it does not, so the last attempt cannot fail. */
+                if (kmax < 1)
+                        kmax = 1;
+                while ((f0 + (double)kmax * 0.01) * r.avg < max)
+                        kmax++;
                 long lo = 0, hi = kmax;
                 while (hi - lo > 1) {
                         long mid = lo + (hi - lo) / 2;

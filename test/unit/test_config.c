@@ -141,7 +141,7 @@ int main(int argc, char **argv)
         int nodes = 0, cores = 0;
         lbomp_topology(lb, &nodes, &cores);
         ASSERT_GT(nodes, 1);
-        ASSERT_EQ(lbomp_task_add(lb, NULL, 0, nodes, NULL), -EINVAL); /* node out of range */
+        ASSERT_EQ(lbomp_task_add(lb, &cores, 0, nodes, NULL), -EINVAL); /* node out of range */
         ASSERT_EQ(lbomp_link(lb, 0, 1, 8), -ENOENT);
         ASSERT_EQ(lbomp_step(lb, NULL, NULL), -EINVAL);
         lbomp_destroy(lb);

@@ -142,6 +142,25 @@ static void test_greedy_keeps_tied_task(void)
         synth_free(&y);
 }
 
+static void test_refine_ratio_on_the_grid(void)
+{
+        /* Three workers, two equal tasks on two of them, the third idle: max/avg is exactly 1.5,
+         * and f0 + 45 * 0.01 rounds an ulp below it. Found by stress_random under TSan (refine
+         * returned -EAGAIN); the costs below reproduce it with the original search. */
+        struct synth y;
+        ASSERT_EQ(synth_make(&y, 2, 3, 1, SYNTH_UNIFORM, 0, 1), 0);
+        y.worker[0] = 0;
+        y.worker[1] = 1;
+        synth_reindex(&y);
+        y.cost[0] = y.cost[1] = 0.00018741714031780937;
+        y.bg[0] = y.bg[1] = y.bg[2] = 0;
+        struct lbomp__pstats st;
+        uint32_t *r = run("refine", &y, &st); /* run() fails the test on any error */
+        ASSERT_EQ(synth_moves(&y, r), 0);
+        free(r);
+        synth_free(&y);
+}
+
 int main(void)
 {
         test_all_loads();
@@ -149,6 +168,7 @@ int main(void)
         test_refine_loosens_when_stuck();
         test_deterministic();
         test_greedy_keeps_tied_task();
+        test_refine_ratio_on_the_grid();
         printf("policies: ok\n");
         return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace.h"
 
@@ -479,7 +480,18 @@ struct lbomp__trace_reader {
         uint32_t *worker, *id, *link_off, *link_dst, *plan, *wtask_off, *wtask;
         uint64_t *bytes;
         size_t cap_n, cap_p, cap_t, cap_l;
+        /* A small record may declare a huge machine (constant columns are stored once), so the
+         * reader caps what it allocates; lbomp__trace_set_limits() changes the caps. */
+        uint32_t max_tasks, max_workers, max_links;
 };
+
+void lbomp__trace_set_limits(struct lbomp__trace_reader *r, uint32_t max_tasks,
+                             uint32_t max_workers, uint32_t max_links)
+{
+        r->max_tasks = max_tasks;
+        r->max_workers = max_workers;
+        r->max_links = max_links;
+}
 
 int lbomp__trace_open(struct lbomp__trace_reader **out, const char *path, char *err, size_t errlen)
 {
@@ -490,6 +502,8 @@ int lbomp__trace_open(struct lbomp__trace_reader **out, const char *path, char *
                 set_err(err, errlen, "%s: out of memory", path);
                 return -ENOMEM;
         }
+        /* 2^27 tasks is 134 million, far beyond a million-task trace yet a bounded allocation. */
+        lbomp__trace_set_limits(r, 1u << 27, 1u << 20, 1u << 30);
         r->f = fopen(path, "rb");
         if (!r->f) {
                 int e = errno;
@@ -674,6 +688,15 @@ static int decode(const struct rctx *c, unsigned id, const struct col *k, unsign
 static int read_payload(struct rctx *c, uint64_t n)
 {
         struct lbomp__trace_reader *r = c->r;
+        /* Allocate only what the file can hold: a header is 24 bytes and may lie. */
+        struct stat sb;
+        long here = ftell(r->f);
+        if (here >= 0 && fstat(fileno(r->f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+            n > (uint64_t)(sb.st_size - here))
+                return fail(c,
+                            "truncated: the record header announces %llu bytes of payload, only "
+                            "%lld follow",
+                            (unsigned long long)n, (long long)(sb.st_size - here));
         if (n > r->payload_cap) {
                 uint8_t *q = realloc(r->payload, n);
                 if (!q) {
@@ -776,6 +799,11 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                 return fail(&c, "META: %u workers and %u nodes; both must be at least 1", P, N);
         if ((uint64_t)N * N > 1u << 24)
                 return fail(&c, "META: %u nodes is not credible", N);
+        if (T > r->max_tasks || P > r->max_workers)
+                return fail(&c,
+                            "META: %u tasks on %u workers is beyond this reader's limits (%u "
+                            "tasks, %u workers)",
+                            T, P, r->max_tasks, r->max_workers);
         st->snap.lb_step = get_u64(mp);
         st->step = get_u64(mp + 8);
         st->snap.seed = get_u64(mp + 16);
@@ -870,6 +898,10 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                         if (r->link_off[t + 1] < r->link_off[t])
                                 return fail(&c, "section L_OFF decreases at task %u", t);
                 L = r->link_off[T];
+                if (L > r->max_links)
+                        return fail(&c,
+                                    "section L_OFF: %u links is beyond this reader's limit (%u)", L,
+                                    r->max_links);
                 if (L > r->cap_l) {
                         if (GROW(r->link_dst, L) || GROW(r->link_bytes, L))
                                 goto oom;

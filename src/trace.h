@@ -83,6 +83,10 @@ int lbomp__trace_open(struct lbomp__trace_reader **out, const char *path, char *
 int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *st, char *err,
                       size_t errlen);
 void lbomp__trace_free(struct lbomp__trace_reader *r); /* accepts NULL */
+/* Largest record the reader will allocate for (defaults: 2^27 tasks, 2^20 workers, 2^30 links);
+ * a record beyond them is refused with a message, like a corrupt one. */
+void lbomp__trace_set_limits(struct lbomp__trace_reader *r, uint32_t max_tasks,
+                             uint32_t max_workers, uint32_t max_links);
 
 /* CRC-32 (IEEE 802.3, the zlib one) of n bytes, continuing from crc (0 to start). */
 uint32_t lbomp__crc32(uint32_t crc, const void *p, size_t n);

@@ -119,6 +119,23 @@ static int set_topology(struct lbomp__config *c, const char *var, const char *s)
         return 0;
 }
 
+static int set_trace(struct lbomp__config *c, const char *var, const char *s)
+{
+        if (!*s) {
+                lbomp__set_error(true,
+                                 "lbomp: %s='' is not valid; expected the path of a file to "
+                                 "create (the LB trace)",
+                                 var);
+                return -EINVAL;
+        }
+        char *dup = strdup(s);
+        if (!dup)
+                return -ENOMEM;
+        free(c->trace);
+        c->trace = dup;
+        return 0;
+}
+
 static int set_steal(struct lbomp__config *c, const char *var, const char *s)
 {
         static const char *const names[] = {"off", "node", "all"};
@@ -228,6 +245,8 @@ static const struct var {
         {"LBOMP_RETRIES", "2",
          "packdrop: normal offers of a pack before a forced send (2: one retry), 0..64",
          set_retries},
+        {"LBOMP_TRACE", "(none)", "file recording every LB step's snapshot and plan (lbomp-sim)",
+         set_trace},
 };
 
 static void defaults(struct lbomp__config *c)
@@ -273,6 +292,8 @@ void lbomp__config_free(struct lbomp__config *c)
         c->topology = NULL;
         free(c->powercap_root);
         c->powercap_root = NULL;
+        free(c->trace);
+        c->trace = NULL;
 }
 
 void lbomp__config_print(const struct lbomp__config *c, FILE *out)

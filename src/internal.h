@@ -76,6 +76,7 @@ struct lbomp__config {
         uint64_t seed;
         int verbose;
         char *topology; /* NULL: host */
+        char *trace;    /* LBOMP_TRACE: file recording every LB step, or NULL */
         enum lbomp__steal steal;
         bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
         bool move_pages;     /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
@@ -252,6 +253,10 @@ struct lbomp {
         /* LB step scratch, reused */
         struct lbomp__dec *dec;
         struct lbomp__snapbuf *sb;
+
+        /* LBOMP_TRACE: records every LB step's snapshot and plan (trace.h), or NULL */
+        struct lbomp__trace_writer *trace;
+        int32_t *trace_wcore; /* [nworkers] core of each worker, for the trace */
 };
 
 /* snapshot.c: builds the immutable snapshot from the runtime's window. */

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "mailbox.h"
+#include "trace.h"
 
 _Static_assert(LBOMP_MSG_KINDS == LBOMP__MSG_KINDS, "public and internal message kinds differ");
 
@@ -386,6 +387,17 @@ int lbomp_create(lbomp_t **out)
                 rc = rc < 0 ? rc : -ENOMEM;
                 goto fail;
         }
+        if (lb->cfg.trace) {
+                char msg[400];
+                rc = lbomp__trace_create(&lb->trace, lb->cfg.trace, msg, sizeof msg);
+                if (rc < 0) {
+                        lbomp__set_error(true,
+                                         "lbomp: LBOMP_TRACE='%s' cannot be created: %s; expected "
+                                         "the path of a file to write the LB trace to",
+                                         lb->cfg.trace, strerror(-rc));
+                        goto fail;
+                }
+        }
         window_restart(lb);
         *out = lb;
         return 0;
@@ -412,6 +424,12 @@ void lbomp_destroy(lbomp_t *lb)
         free(lb->arrived_from);
         lbomp__dec_destroy(lb->dec);
         lbomp__snapbuf_destroy(lb->sb);
+        if (lbomp__trace_close(lb->trace) < 0)
+                fprintf(stderr,
+                        "lbomp: LBOMP_TRACE='%s': closing the trace failed; its last "
+                        "record may be incomplete\n",
+                        lb->cfg.trace);
+        free(lb->trace_wcore);
         lbomp__topo_free(&lb->topo);
         lbomp__config_free(&lb->cfg);
         lbomp__energy_close(lb->energy);
@@ -971,6 +989,37 @@ static int apply_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint3
         return m.tasks ? rebuild_deques(lb) : 0;
 }
 
+/* Master, after the plan is known: one trace record. A failure stops tracing with a message but
+ * not the run, whose balance does not depend on it. */
+static void trace_step(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest,
+                       const struct lbomp__lbrec *r)
+{
+        int32_t *wcore = realloc(lb->trace_wcore, (size_t)lb->nworkers * sizeof *wcore);
+        if (wcore) {
+                lb->trace_wcore = wcore;
+                for (int i = 0; i < lb->nworkers; i++)
+                        wcore[i] = lb->w[i].core;
+        }
+        struct lbomp__trace_meta m = {
+                .policy = r->pub.policy,
+                .topo_name = lb->topo.name,
+                .ncores = (uint32_t)lb->topo.ncores,
+                .wcore = wcore,
+                .step = r->pub.step,
+                .error = r->pub.error,
+                .decision_s = r->pub.decision_s,
+                .messages = r->ps.messages,
+                .rounds = r->ps.rounds,
+        };
+        char msg[400];
+        if (lbomp__trace_write(lb->trace, &m, s, dest, msg, sizeof msg) < 0) {
+                fprintf(stderr, "lbomp: LBOMP_TRACE: %s; tracing stops after %llu records\n", msg,
+                        (unsigned long long)lbomp__trace_records(lb->trace));
+                lbomp__trace_close(lb->trace);
+                lb->trace = NULL;
+        }
+}
+
 static void lb_step(struct lbomp *lb, int self)
 {
         /* Shared with the team between barriers. In the runtime, not static: two runtimes may
@@ -1101,6 +1150,8 @@ static void lb_step(struct lbomp *lb, int self)
                         rec->pub.kind_name[k] = rec->ps.msg_kind_names[k];
                         rec->pub.kind_messages[k] = rec->ps.msg_by_kind[k];
                 }
+                if (lb->trace)
+                        trace_step(lb, snap, dest, rec);
                 if (apply_plan(lb, snap, dest, rec) < 0)
                         lb->lb_rc = -ENOMEM;
                 /* The snapshot still holds the old homes and workers: list the data to move. */

@@ -87,6 +87,9 @@ struct lbomp__dctx {
         uint32_t rounds, collectives, hops_per_coll;
         uint32_t kind_rounds[LBOMP__MSG_KINDS];
         double span_s, hop_s;
+        /* Virtual workers share one thread: their rounds are timed in that thread's CPU time, so
+         * that a preemption (other processes on a shared machine) is not charged to the span. */
+        bool cpu_clock;
 };
 
 struct lbomp__dec {
@@ -100,6 +103,19 @@ static double now_s(void)
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now_s(void)
+{
+        struct timespec ts;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+                return now_s();
+        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double round_clock(const struct lbomp__dctx *dc)
+{
+        return dc->cpu_clock ? cpu_now_s() : now_s();
 }
 
 static size_t round_up(size_t n, size_t a)
@@ -222,6 +238,7 @@ int lbomp__dec_prepare(struct lbomp__dec *d, const struct lbomp__policy *p,
         dc->rounds = dc->collectives = 0;
         memset(dc->kind_rounds, 0, sizeof dc->kind_rounds);
         dc->span_s = dc->hop_s = 0;
+        dc->cpu_clock = false; /* live: wall time; lbomp__dec_run_virtual says otherwise */
         uint32_t h = 0;
         while ((1ull << h) < P)
                 h++;
@@ -271,7 +288,7 @@ static int deliver(struct lbomp__dctx *dc, struct dworker *w)
 static void worker_round(struct lbomp__dctx *dc, uint32_t self)
 {
         struct dworker *w = &dc->w[self];
-        double t0 = now_s();
+        double t0 = round_clock(dc);
         int rc = deliver(dc, w);
         if (rc == 0)
                 rc = dc->p->round(dc, self, dc->round, dc->state + (size_t)self * dc->state_stride);
@@ -280,7 +297,7 @@ static void worker_round(struct lbomp__dctx *dc, uint32_t self)
         struct box *b = &w->box[dc->round & 1];
         b->n = b->used = 0;
         w->rc = rc;
-        w->t_round = now_s() - t0;
+        w->t_round = round_clock(dc) - t0;
 }
 
 static double combine(enum lbomp__red_op op, double a, double b)
@@ -322,7 +339,7 @@ static void close_round(struct lbomp__dctx *dc)
                 dc->kind_rounds[k] += (kinds >> k) & 1;
         if (reds) {
                 /* In worker order, so that live and virtual runs add in the same order. */
-                double t0 = now_s();
+                double t0 = round_clock(dc);
                 uint32_t folds = 0;
                 for (unsigned k = 0; k < LBOMP__RED_SLOTS; k++) {
                         if (!((reds >> k) & 1))
@@ -343,7 +360,7 @@ static void close_round(struct lbomp__dctx *dc)
                 }
                 /* A tree does the same work in ceil(log2 P) hops; a hop is charged the measured
                  * cost of one fold (shared memory has no message latency to add). */
-                double per_fold = folds ? (now_s() - t0) / folds : 0;
+                double per_fold = folds ? (round_clock(dc) - t0) / folds : 0;
                 dc->collectives++;
                 dc->span_s += dc->hops_per_coll * per_fold;
         }
@@ -400,6 +417,7 @@ int lbomp__dec_run_virtual(struct lbomp__dec *d)
         struct lbomp__dctx *dc = &d->dc;
         if (!dc->p)
                 return -EINVAL;
+        dc->cpu_clock = true;
         while (!dc->finished) {
                 for (uint32_t i = 0; i < dc->nworkers; i++)
                         worker_round(dc, i);

@@ -12,10 +12,11 @@
 
 static const char *profile; /* a valid numa-profiles file, from argv */
 
-static const char *const all_vars[] = {
-        "LBOMP_POLICY",  "LBOMP_PERIOD", "LBOMP_TOPOLOGY",      "LBOMP_SEED",
-        "LBOMP_VERBOSE", "LBOMP_STEAL",  "LBOMP_TOLERANCE",     "LBOMP_FANOUT",
-        "LBOMP_RETRIES", "LBOMP_TIME",   "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES"};
+static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",        "LBOMP_TOPOLOGY",
+                                       "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
+                                       "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
+                                       "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
+                                       "LBOMP_TRACE"};
 
 static void clear_env(void)
 {
@@ -74,6 +75,9 @@ int main(int argc, char **argv)
         bad("LBOMP_TOLERANCE", "nan", -EINVAL, NULL, NULL);
         bad("LBOMP_TOLERANCE", "1.5", -EINVAL, NULL, NULL);
         bad("LBOMP_TIME", "tsc", -EINVAL, "cpu, wall", NULL);
+        bad("LBOMP_TRACE", "", -EINVAL, "path", NULL);
+        bad("LBOMP_TRACE", "/nonexistent/dir/run.trc", -ENOENT, "cannot be created",
+            "No such file");
         bad("LBOMP_POWERCAP_ROOT", "", -EINVAL, "/sys/class/powercap", NULL);
         bad("LBOMP_MOVE_PAGES", "yes", -EINVAL, "on, off", NULL);
         bad("LBOMP_MOVE_PAGES", "ON", -EINVAL, "on, off", NULL);

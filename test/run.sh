@@ -31,3 +31,15 @@ CC=clang CXX=clang++ bash scripts/build.sh build-fuzz -Dfuzz=true -Db_sanitize=a
   -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link $werror
 meson test -C build-fuzz --suite fuzz --print-errorlogs
 step "all passed"
+
+# One closing line over the four builds, in the plain form any reader understands.
+python3 - build build-asan build-tsan build-fuzz <<'PY'
+import json, sys
+n = {"OK": 0, "FAIL": 0, "SKIP": 0}
+for d in sys.argv[1:]:
+    for line in open(f"{d}/meson-logs/testlog.json"):
+        r = json.loads(line)["result"]
+        key = "OK" if r in ("OK", "EXPECTEDFAIL") else "SKIP" if r == "SKIP" else "FAIL"
+        n[key] += 1
+print(f"tests: {n['OK']} passed, {n['FAIL']} failed, {n['SKIP']} skipped")
+PY

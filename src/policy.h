@@ -154,6 +154,27 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
                          const uint32_t *workers, uint32_t nworkers, const double *load0,
                          uint32_t *dest);
 
+/*
+ * A min-heap of workers keyed by load (ties: the lower id), with each worker's position so that a
+ * load can change in either direction. Workers are local indices 0..n-1; `id` (or NULL: the index
+ * itself) gives the id that breaks ties. Shared by greedy, hierarchical and smart.
+ */
+struct lbomp__wheap {
+        uint32_t *w;   /* heap of local indices */
+        uint32_t *pos; /* pos[i]: where i sits in the heap */
+        double *load;  /* [n] by local index, filled by the caller before lbomp__wheap_build() */
+        const uint32_t *id;
+        uint32_t n;
+};
+/* Allocates for n workers. 0 or -ENOMEM (then lbomp__wheap_free() is still safe). */
+int lbomp__wheap_init(struct lbomp__wheap *h, uint32_t n, const uint32_t *id);
+/* Orders the heap after the caller filled load[]. */
+void lbomp__wheap_build(struct lbomp__wheap *h);
+/* Restores the order after the load of the worker at heap index i went down (up) or up (down). */
+void lbomp__wheap_up(struct lbomp__wheap *h, uint32_t i);
+void lbomp__wheap_down(struct lbomp__wheap *h, uint32_t i);
+void lbomp__wheap_free(struct lbomp__wheap *h);
+
 /* Deterministic random numbers (splitmix64 seeding a xoshiro256**). */
 struct lbomp__rng {
         uint64_t s[4];

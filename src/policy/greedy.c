@@ -9,45 +9,6 @@
 
 #include "../policy.h"
 
-/* Heap over the local indices 0..n-1 of the workers being filled; id[i] is the snapshot worker. */
-struct heap {
-        uint32_t *w;   /* heap of local indices */
-        uint32_t *pos; /* pos[i]: index of i in the heap */
-        double *load;  /* [n] by local index */
-        const uint32_t *id;
-        uint32_t n;
-};
-
-static void swap(struct heap *h, uint32_t i, uint32_t j)
-{
-        uint32_t a = h->w[i], b = h->w[j];
-        h->w[i] = b;
-        h->w[j] = a;
-        h->pos[b] = i;
-        h->pos[a] = j;
-}
-
-static bool less(const struct heap *h, uint32_t i, uint32_t j)
-{
-        double a = h->load[h->w[i]], b = h->load[h->w[j]];
-        return a < b || (a == b && h->id[h->w[i]] < h->id[h->w[j]]);
-}
-
-static void sift_down(struct heap *h, uint32_t i)
-{
-        for (;;) {
-                uint32_t l = 2 * i + 1, r = l + 1, m = i;
-                if (l < h->n && less(h, l, m))
-                        m = l;
-                if (r < h->n && less(h, r, m))
-                        m = r;
-                if (m == i)
-                        return;
-                swap(h, i, m);
-                i = m;
-        }
-}
-
 static int by_cost_desc(const void *a, const void *b, void *arg)
 {
         const double *cost = arg;
@@ -76,7 +37,7 @@ void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint
 
 /* Among the workers tied with the minimum (visiting at most `budget` heap entries), the one task t
  * prefers: its current worker, then the nearest node, then the lowest id. */
-static uint32_t pick(const struct heap *h, const struct lbomp__snap *s, uint32_t t)
+static uint32_t pick(const struct lbomp__wheap *h, const struct lbomp__snap *s, uint32_t t)
 {
         uint32_t best = h->w[0];
         double thr = h->load[best] * (1 + 1e-9);
@@ -106,34 +67,23 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
                          uint32_t *dest)
 {
         uint32_t P = nworkers;
-        struct heap h = {.n = P, .id = workers};
-        h.w = malloc(P * sizeof *h.w + 1);
-        h.pos = malloc(P * sizeof *h.pos + 1);
-        h.load = malloc(P * sizeof *h.load + 1);
-        int rc = 0;
-        if (!h.w || !h.pos || !h.load) {
-                rc = -ENOMEM;
+        struct lbomp__wheap h;
+        int rc = lbomp__wheap_init(&h, P, workers);
+        if (rc < 0)
                 goto out;
-        }
-        for (uint32_t i = 0; i < P; i++) {
-                h.w[i] = i;
-                h.pos[i] = i;
+        for (uint32_t i = 0; i < P; i++)
                 h.load[i] = load0[i];
-        }
-        for (uint32_t i = P / 2; i-- > 0;)
-                sift_down(&h, i);
+        lbomp__wheap_build(&h);
         for (uint32_t k = 0; k < ntasks && P; k++) {
                 uint32_t t = tasks[k];
                 uint32_t i = pick(&h, s, t);
                 dest[t] = workers[i];
                 /* Only a load increase: the worker can only move down the heap. */
                 h.load[i] += s->cost[t];
-                sift_down(&h, h.pos[i]);
+                lbomp__wheap_down(&h, h.pos[i]);
         }
 out:
-        free(h.w);
-        free(h.pos);
-        free(h.load);
+        lbomp__wheap_free(&h);
         return rc;
 }
 

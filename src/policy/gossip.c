@@ -156,3 +156,14 @@ int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t
         g->changed = false;
         return 0;
 }
+
+int lbomp__gossip_round(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self, bool sender)
+{
+        if (lbomp__dc_quiet(dc, self))
+                return LBOMP__GOSSIP_OVER;
+        int rc;
+        if ((rc = lbomp__gossip_receive(g, dc, self)) < 0 ||
+            (rc = lbomp__gossip_send(g, dc, self)) < 0)
+                return rc;
+        return sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
+}

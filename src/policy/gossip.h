@@ -35,6 +35,16 @@ int lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint3
 /* If there is news and budget left: one send, the whole list to `fanout` distinct random other
  * workers. 0 or a negative errno. */
 int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self);
+/* Returned by lbomp__gossip_round() once the phase is over everywhere. */
+#define LBOMP__GOSSIP_OVER 2
+/*
+ * One round of the phase. While messages are in flight: merge the inbox, forward any news, and
+ * return the round function's answer (a sender stays LBOMP__ROUND_BUSY so that it sees the end).
+ * Once no message was sent in the last round — on every worker in the same round, the barrier of
+ * the paper — LBOMP__GOSSIP_OVER, and the caller moves on. A negative errno on failure.
+ */
+int lbomp__gossip_round(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self,
+                        bool sender);
 /* Index of `id` in the list, or -1. */
 int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id);
 

@@ -554,12 +554,8 @@ static int packdrop_round(struct lbomp__dctx *dc, uint32_t self, uint32_t round,
         case PH_ROLES:
                 return roles(st, dc, self);
         case PH_GOSSIP:
-                if (!lbomp__dc_quiet(dc, self)) {
-                        if ((rc = lbomp__gossip_receive(&st->g, dc, self)) < 0 ||
-                            (rc = lbomp__gossip_send(&st->g, dc, self)) < 0)
-                                return rc;
-                        return st->sender ? LBOMP__ROUND_BUSY : LBOMP__ROUND_DONE;
-                }
+                if ((rc = lbomp__gossip_round(&st->g, dc, self, st->sender)) != LBOMP__GOSSIP_OVER)
+                        return rc;
                 /* No message in flight: gossip is over everywhere at once (the barrier of the
                  * paper's line 13). */
                 st->phase = PH_SEND;

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal.h"
 #include "mailbox.h"
 
 #define ALIGN     16u
@@ -98,24 +99,9 @@ struct lbomp__dec {
         size_t state_cap;
 };
 
-static double now_s(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_now_s(void)
-{
-        struct timespec ts;
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-                return now_s();
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static double round_clock(const struct lbomp__dctx *dc)
 {
-        return dc->cpu_clock ? cpu_now_s() : now_s();
+        return dc->cpu_clock ? lbomp__thread_cpu_s() : lbomp__mono_s();
 }
 
 static size_t round_up(size_t n, size_t a)

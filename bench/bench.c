@@ -227,9 +227,9 @@ static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
         r->locality_first = r->locality_last = NAN;
         size_t nw = lbomp_window_count(lb);
         lbomp_window_stats_t w;
-        if (nw && lbomp_window_get(lb, 0, &w) == 0)
+        if (nw && lbomp_window_get(lb, 0, &w, sizeof w) == 0)
                 r->imbalance_first = w.imbalance;
-        if (nw && lbomp_window_get(lb, nw - 1, &w) == 0)
+        if (nw && lbomp_window_get(lb, nw - 1, &w, sizeof w) == 0)
                 r->imbalance_last = w.imbalance;
         lbomp_energy_t en;
         lbomp_energy_get(lb, &en);
@@ -238,11 +238,11 @@ static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
         r->migrations = r->messages = r->stolen = 0;
         r->decision_s = r->move_cost = 0;
         for (size_t i = 0; i < nw; i++)
-                if (lbomp_window_get(lb, i, &w) == 0)
+                if (lbomp_window_get(lb, i, &w, sizeof w) == 0)
                         r->stolen += w.stolen;
         for (size_t i = 0; i < r->lb_steps; i++) {
                 lbomp_lb_stats_t s;
-                lbomp_lb_get(lb, i, &s);
+                lbomp_lb_get(lb, i, &s, sizeof s);
                 r->migrations += s.migrations;
                 r->move_cost += s.move_cost;
                 r->messages += s.messages;

@@ -8,10 +8,31 @@
  * according to the chosen policy.
  *
  * Error convention (as in libuv): every function that can fail returns 0 on success or a negative
- * errno value (-EINVAL, -ENOMEM, -ENOENT for an unknown policy, -ENOTSUP for a backend that is not
- * built or not present, -EBUSY for a call that is not allowed while a step runs).
- * lbomp_strerror() turns it into a static string; lbomp_last_error() gives the full message of the
- * last failure on the calling thread (it names the variable, the bad value and what is valid).
+ * errno value, each with one meaning (lbomp_strerror() gives it, lbomp_err_name() its name):
+ *   -EINVAL       invalid argument (the message names it and what is valid)
+ *   -ENOMEM       out of memory
+ *   -ENOENT       no such policy, file or task
+ *   -ENOTSUP      a backend that is not built or not present (NUMA memory calls)
+ *   -EBUSY        not allowed while a step of this runtime runs (setters, tasks); also a second
+ *                 team entering a step while another team runs one
+ *   -EPERM        not allowed from here: lbomp_step() inside a parallel region,
+ *                 LBOMP_FOR_EACH_TASK outside one
+ *   -ETIMEDOUT    the team did not reach the start of a step within LBOMP_STEP_TIMEOUT (the loop
+ *                 is inside `single`, `master` or `masked`, or some threads skip it)
+ *   -EINTR        a step ended before every task ran (a break out of LBOMP_FOR_EACH_TASK)
+ *   -ECANCELED    LBOMP_POLICY=help listed the policies, nothing was created
+ *   -EAGAIN       the policy could not complete; the mapping was kept (lbomp_lb_stats_t.error)
+ *   -ELOOP        a decentralized policy did not end; the mapping was kept (idem)
+ *   -EINPROGRESS  the task is not placed yet: it gets its worker at the next step
+ *   -ESTALE       the task id was removed
+ *   -EFBIG        a file too large (LBOMP_TOPOLOGY)
+ *   -EIO          a file could not be read or written
+ *   -EFAULT       an internal inconsistency (a bug in lbomp: please report it)
+ * and the errno of a file lbomp had to create (LBOMP_TRACE: -EACCES, -EISDIR, -EROFS, ...).
+ * lbomp_last_error() gives the full message of the last failure on the calling thread (it names
+ * the variable or call, the bad value and what is valid). Messages the user must see even when no
+ * call returns them (a refused step, a policy that failed) are also written to stderr, or to the
+ * function installed with lbomp_set_log_fn().
  *
  * Thread-safety: a runtime handle is used by one thread outside parallel regions (create, add,
  * link, set, report, destroy). Inside a step, every thread of the OpenMP team calls the iterator
@@ -67,6 +88,17 @@ const char *lbomp_strerror(int err);
 /** Full text of the last error on the calling thread ("" when none). Thread-safe (thread-local). */
 const char *lbomp_last_error(void);
 
+/** Name of a return code ("EINVAL", ...; "OK" for 0). Thread-safe. */
+const char *lbomp_err_name(int err);
+
+/** Where lbomp writes the messages a user must see unasked (one line, no newline). */
+typedef void (*lbomp_log_fn)(const char *line, void *arg);
+/**
+ * Sends those messages to fn(line, arg) instead of stderr (NULL: stderr again). Process-wide; fn
+ * may be called from any thread, also concurrently. Thread-safe.
+ */
+void lbomp_set_log_fn(lbomp_log_fn fn, void *arg);
+
 /* ---------------------------------------------------------------------------------------------
  * Configuration. Each setter is "the same as setting the variable", checked the same way, and
  * overrides it. Not allowed while a step runs (-EBUSY).
@@ -75,14 +107,23 @@ const char *lbomp_last_error(void);
 /** Same as LBOMP_POLICY. "help" is not a policy here: see lbomp_policy_help(). -ENOENT if unknown.
  */
 int lbomp_set_policy(lbomp_t *lb, const char *name);
-/** Same as LBOMP_PERIOD: rebalance every `steps` steps (>= 1). -EINVAL otherwise. */
+/** Same as LBOMP_PERIOD: rebalance every `steps` steps (1 to 10^9). -EINVAL otherwise. */
 int lbomp_set_period(lbomp_t *lb, int steps);
 /** Same as LBOMP_SEED: seed of every random choice (policies are deterministic for a seed). */
 int lbomp_set_seed(lbomp_t *lb, uint64_t seed);
-/** Same as LBOMP_VERBOSE: 0 quiet, 1 one line per LB step on stderr, 2 more. */
+/** Same as LBOMP_VERBOSE: 0 quiet, 1 one line per LB step on stderr, 2 more. -EINVAL otherwise.
+ */
 int lbomp_set_verbose(lbomp_t *lb, int level);
-/** Same as LBOMP_TOLERANCE: allowed overload above the average, in (0, 1] (default 0.05). */
+/** Same as LBOMP_TOLERANCE: allowed overload above the average, 1e-6 to 1 (default 0.05).
+ * -EINVAL otherwise. */
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
+/**
+ * Same as LBOMP_STEP_TIMEOUT: seconds (0 to 86400, default 5) a thread entering a step waits for
+ * the rest of its team before the step is refused with -ETIMEDOUT and the runtime refuses every
+ * later step; 0 waits forever. A team that never arrives is a loop inside `single` or `master`; a
+ * program whose threads legitimately reach the loop seconds apart raises it. -EINVAL otherwise.
+ */
+int lbomp_set_step_timeout(lbomp_t *lb, double seconds);
 /** Same as LBOMP_FANOUT: peers each gossip send of a decentralized policy reaches, 1..64
  * (default 2). -EINVAL otherwise. */
 int lbomp_set_fanout(lbomp_t *lb, int fanout);
@@ -97,7 +138,7 @@ int lbomp_set_retries(lbomp_t *lb, int offers);
 int lbomp_set_topology(lbomp_t *lb, const char *xml_path);
 /**
  * Number of workers (OpenMP threads of a step). Default omp_get_max_threads(). Before the first
- * step only (-EBUSY otherwise); -EINVAL if < 1 or > 4096.
+ * step only (-EBUSY otherwise); -EINVAL if < 1 or > 4096; -ENOMEM (nothing changed).
  */
 int lbomp_set_workers(lbomp_t *lb, int nworkers);
 /**
@@ -153,7 +194,8 @@ uint32_t lbomp_task_count(const lbomp_t *lb);
  */
 int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes);
 
-/** Worker that currently holds task `id`, or a negative errno. */
+/** Worker that currently holds task `id`; -ENOENT (no such task), -EINPROGRESS (added since the
+ * last step: it gets its worker at the next step, or at lbomp_task_alloc()). */
 int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
 
 /* ---------------------------------------------------------------------------------------------
@@ -230,9 +272,23 @@ typedef void (*lbomp_task_fn)(void *data, lbomp_id_t id, void *arg);
  * Runs one step: opens an OpenMP parallel region of lbomp_get_workers() threads, runs every task
  * exactly once, and ends at the step barrier (loads recorded; every LBOMP_PERIOD steps the policy
  * runs and tasks move). Must be called outside any parallel region.
- * Returns 0, or -EINVAL (NULL fn), -EBUSY (called inside a step).
+ * Returns 0, or -EINVAL (NULL fn), -EPERM (called inside a parallel region), -EBUSY (a step of
+ * this runtime runs on another thread), -ENOMEM (the step could not start: no task ran), or the
+ * error that made the runtime refuse steps (-EBUSY, -ETIMEDOUT: see lbomp_last_step()).
  */
 int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg);
+
+/**
+ * The result of the last step, for the in-region form (which has no return value): 0; -EINTR
+ * (some tasks did not run: a break out of the loop; the message says how many, and that step's
+ * times were not used for balancing); -ENOMEM (the step could not start: no task ran); -EPERM
+ * (LBOMP_FOR_EACH_TASK outside a parallel region); -EBUSY (a second team entered while another
+ * ran a step) or -ETIMEDOUT (the team did not gather): then the runtime refuses every later step
+ * with the same error. The message is also left for lbomp_last_error() on the calling thread, and
+ * a refusal or a failed start is written to stderr (or the log function) when it happens.
+ * Thread-safe; call it after the region or between steps.
+ */
+int lbomp_last_step(const lbomp_t *lb);
 
 /**
  * In-region form. Inside the user's `#pragma omp parallel` region, every thread of the team runs
@@ -240,8 +296,10 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg);
  *     LBOMP_FOR_EACH_TASK(lb, struct cell *, c) { update(c); }
  *
  * which takes this thread's tasks one by one, times each one, and ends with the step barrier, so
- * every thread of the team must reach the end of the loop. A `break` ends the thread's part of the
- * step: its remaining tasks do not run in this step and are counted as skipped in the report.
+ * every thread of the team must run the loop: inside `single`, `master` or `masked`, or outside a
+ * parallel region, the step is refused (lbomp_last_step()), it never hangs nor runs a task twice.
+ * A `break` ends the thread's part of the step: its remaining tasks do not run in this step, and
+ * the step reports how many (-EINTR from lbomp_last_step()).
  * The region may also contain the loop over steps. The iterator below is what the macro expands
  * to; its fields are internal except `id`, the id of the task just returned.
  */
@@ -334,14 +392,22 @@ typedef struct lbomp_window_stats {
         double imbalance_run;
 } lbomp_window_stats_t;
 
+/*
+ * The statistics getters take the size of the caller's struct (pass sizeof *out): fields are only
+ * ever added at the end, so a program compiled against an older lbomp.h gets the fields it knows,
+ * and one compiled against a newer header gets zeros for the fields this library lacks.
+ */
+
 /** Number of LB steps recorded so far. */
 size_t lbomp_lb_count(const lbomp_t *lb);
-/** Copies LB step i into *out. -ENOENT if i is out of range. */
-int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out);
+/** Copies LB step i into *out (`size` = sizeof *out). -ENOENT if i is out of range, -EINVAL for
+ * NULL or size 0. */
+int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out, size_t size);
 /** Number of complete windows recorded so far. */
 size_t lbomp_window_count(const lbomp_t *lb);
-/** Copies window i into *out. -ENOENT if i is out of range. */
-int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out);
+/** Copies window i into *out (`size` = sizeof *out). -ENOENT if i is out of range, -EINVAL for
+ * NULL or size 0. */
+int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size);
 /** Steps run so far. */
 uint64_t lbomp_steps(const lbomp_t *lb);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "clock.h"
 
 uint64_t (*lbomp__ticks_hook)(void);
 

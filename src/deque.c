@@ -6,7 +6,7 @@
  * efficient work-stealing for weak memory models" (PPoPP 2013); each fence names the one it pairs
  * with. The array never grows during a step, so no buffer is ever swapped under a thief.
  */
-#include "internal.h"
+#include "deque.h"
 
 void lbomp__deque_reset(struct lbomp__deque *d, const uint32_t *items, int64_t n)
 {

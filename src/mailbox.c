@@ -1,6 +1,6 @@
 /*
- * mailbox.c — the round engine of decentralized policies, and the offline entry point that runs
- * any policy outside the live team (tests, simulator).
+ * mailbox.c — the round engine of decentralized policies (mailbox.h). It runs them on the live team
+ * at the LB step and on virtual workers for the simulator and the tests (policy/offline.c).
  *
  * Every worker runs the policy's round function once per round; what it sends in round r lands in
  * the destination's inbox for round r + 1, sorted by (sender, sequence), so a run depends only on
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "clock.h"
 #include "mailbox.h"
 
 #define ALIGN     16u
@@ -387,15 +387,21 @@ int lbomp__dec_run_threads(struct lbomp__dec *d, uint32_t self, void (*barrier)(
         }
 }
 
-static void omp_team_barrier(void *arg)
+static void close_round_cb(void *arg)
 {
-        (void)arg;
-#pragma omp barrier
+        close_round(arg);
 }
 
-int lbomp__dec_run_team(struct lbomp__dec *d, uint32_t self)
+int lbomp__dec_run_serial(struct lbomp__dec *d, uint32_t self, lbomp__serial_barrier_fn barrier,
+                          void *arg)
 {
-        return lbomp__dec_run_threads(d, self, omp_team_barrier, NULL);
+        struct lbomp__dctx *dc = &d->dc;
+        for (;;) {
+                worker_round(dc, self);
+                barrier(arg, close_round_cb, dc);
+                if (dc->finished)
+                        return dc->err;
+        }
 }
 
 int lbomp__dec_run_virtual(struct lbomp__dec *d)
@@ -440,27 +446,6 @@ void lbomp__dec_stats(const struct lbomp__dec *d, struct lbomp__pstats *st)
              k++)
                 if (strcmp(st->msg_kind_names[k], "gossip") == 0)
                         st->gossip_rounds = dc->kind_rounds[k];
-}
-
-int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
-                              uint32_t *dest, struct lbomp__pstats *st)
-{
-        for (uint32_t t = 0; t < s->ntasks; t++)
-                dest[t] = s->worker[t];
-        if (p->kind == LBOMP__CENTRAL)
-                return p->plan(s, dest, st);
-        struct lbomp__dec *d = lbomp__dec_create(s->nworkers);
-        if (!d)
-                return -ENOMEM;
-        int rc = lbomp__dec_prepare(d, p, s, dest);
-        if (rc == 0)
-                rc = lbomp__dec_run_virtual(d);
-        lbomp__dec_stats(d, st);
-        lbomp__dec_destroy(d);
-        if (rc != 0)
-                for (uint32_t t = 0; t < s->ntasks; t++)
-                        dest[t] = s->worker[t];
-        return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------

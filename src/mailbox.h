@@ -4,7 +4,7 @@
  * is in flight. The same code runs on the OpenMP team at the barrier (live) and on virtual workers
  * stepped in rounds by one thread (tests, simulator).
  *
- * This header is the framework-facing half (what lbomp.c and the simulator call). The
+ * This header is the framework-facing half (what the LB step and policy/offline.c call). The
  * policy-facing half (send, receive, reductions, per-worker random numbers) is declared below the
  * marker and implemented with it in mailbox.c.
  */
@@ -24,11 +24,14 @@ int lbomp__dec_prepare(struct lbomp__dec *d, const struct lbomp__policy *p,
                        const struct lbomp__snap *s, uint32_t *dest);
 
 /*
- * Live: called by every thread of the current OpenMP team (team size == nworkers) with its own
- * worker id; synchronizes with `#pragma omp barrier` between rounds. Returns the same value on
- * every thread: 0, or the first error a round function returned.
+ * Live: called by every thread of the team with its own worker id and the same barrier, which
+ * must run serial(sarg) on one thread (the last to arrive) while the others wait, and make every
+ * thread's writes before it visible to every thread after it: one barrier per round. Returns the
+ * same value on every thread: 0, or the first error a round function returned.
  */
-int lbomp__dec_run_team(struct lbomp__dec *d, uint32_t self);
+typedef void (*lbomp__serial_barrier_fn)(void *arg, void (*serial)(void *sarg), void *sarg);
+int lbomp__dec_run_serial(struct lbomp__dec *d, uint32_t self, lbomp__serial_barrier_fn barrier,
+                          void *arg);
 
 /* Virtual workers: one thread steps every worker, round by round. Same return values. */
 int lbomp__dec_run_virtual(struct lbomp__dec *d);
@@ -36,15 +39,9 @@ int lbomp__dec_run_virtual(struct lbomp__dec *d);
 /* One thread, after a run: messages, rounds, span and the policy's counters. */
 void lbomp__dec_stats(const struct lbomp__dec *d, struct lbomp__pstats *st);
 
-/* Centralized or decentralized, on virtual workers: the simulator's and the tests' entry point. */
-int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
-                              uint32_t *dest, struct lbomp__pstats *st);
-
 /*
- * What lbomp__dec_run_team does, with the barrier given by the caller: every one of nworkers
- * threads calls it with its own id and the same barrier (which must make every thread's writes
- * before it visible to every thread after it). lbomp__dec_run_team passes `#pragma omp barrier`;
- * the ThreadSanitizer stress test passes a pthread barrier, because libgomp is not instrumented.
+ * The same with a plain barrier (two per round: one thread closes the round between them), for
+ * threads that have nothing better, such as the ThreadSanitizer stress test's pthread barrier.
  */
 int lbomp__dec_run_threads(struct lbomp__dec *d, uint32_t self, void (*barrier)(void *arg),
                            void *arg);

@@ -18,23 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "error.h"
+#include "migrate.h"
+#include "runtime.h"
 
 #define PAGE_BATCH 512 /* pages per move_pages call: the arrays live on the stack */
-
-bool lbomp__numa_ok(void)
-{
-        static _Atomic int ok = -1; /* any thread may ask first: every one computes the same */
-        if (atomic_load_explicit(&ok, memory_order_relaxed) < 0)
-                atomic_store_explicit(&ok, numa_available() >= 0, memory_order_relaxed);
-        return atomic_load_explicit(&ok, memory_order_relaxed) == 1;
-}
 
 static int check_node(const struct lbomp *lb, const char *fn, int node)
 {
         if (node == LBOMP_NODE_ANY || (node >= 0 && node < lb->topo.nnodes))
                 return 0;
-        lbomp__set_error(false, "lbomp: %s: node %d does not exist (the topology has %d)", fn, node,
+        lbomp__set_error("lbomp: %s: node %d does not exist (the topology has %d)", fn, node,
                          lb->topo.nnodes);
         return -EINVAL;
 }
@@ -70,14 +64,14 @@ int lbomp_task_set_memory(lbomp_t *lb, lbomp_id_t id, void *addr, size_t bytes, 
 {
         if (!lb)
                 return -EINVAL;
-        if (lb->in_step)
+        if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        if (id >= lb->ntask || lb->task[id].worker == UINT32_MAX)
+        if (!lbomp__tasks_alive(&lb->tasks, id))
                 return -ENOENT;
         int rc = check_node(lb, "lbomp_task_set_memory", node);
         if (rc < 0)
                 return rc;
-        struct lbomp__task *t = &lb->task[id];
+        struct lbomp__task *t = &lb->tasks.task[id];
         if (!addr || bytes == 0) {
                 t->mem = NULL;
                 t->mem_bytes = 0;
@@ -97,14 +91,14 @@ int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out)
         if (!lb || !out || bytes == 0)
                 return -EINVAL;
         *out = NULL;
-        if (lb->in_step)
+        if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        if (id >= lb->ntask || lb->task[id].worker == UINT32_MAX)
+        if (!lbomp__tasks_alive(&lb->tasks, id))
                 return -ENOENT;
-        int rc = lbomp__place_tasks(lb);
+        int rc = lb->tasks.dirty ? lbomp__workers_fill(&lb->ws, &lb->tasks) : 0;
         if (rc < 0)
                 return rc;
-        int node = lb->w[lb->task[id].worker].node;
+        int node = lb->ws.w[lb->tasks.task[id].worker].node;
         void *p;
         if ((rc = lbomp_alloc_on_node(lb, bytes, node, &p)) < 0)
                 return rc;
@@ -121,10 +115,10 @@ int lbomp_set_migrate_fn(lbomp_t *lb, lbomp_migrate_fn fn, void *arg)
 {
         if (!lb)
                 return -EINVAL;
-        if (lb->in_step)
+        if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        lb->migrate_fn = fn;
-        lb->migrate_arg = fn ? arg : NULL;
+        lb->data.fn = fn;
+        lb->data.arg = fn ? arg : NULL;
         return 0;
 }
 
@@ -132,38 +126,41 @@ int lbomp_set_move_pages(lbomp_t *lb, int on)
 {
         if (!lb)
                 return -EINVAL;
-        if (lb->in_step)
+        if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        return lbomp__config_set(&lb->cfg, "LBOMP_MOVE_PAGES", on ? "on" : "off");
+        return lbomp__config_set(&lb->cfg, "LBOMP_MOVE_PAGES", on ? "on" : "off",
+                                 "lbomp_set_move_pages");
 }
 
-int lbomp__data_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32_t *dest)
+int lbomp__data_plan(struct lbomp__data *d, struct lbomp__workers *ws,
+                     const struct lbomp__tasks *tasks, const struct lbomp__snap *s,
+                     const uint32_t *dest, bool move_pages)
 {
-        uint32_t P = (uint32_t)lb->nworkers, n = 0;
-        lb->data_pending = false;
+        uint32_t P = (uint32_t)ws->n, n = 0;
+        d->pending = false;
         for (uint32_t i = 0; i < P; i++) {
-                lb->w[i].data_moves = 0;
-                lb->w[i].data_bytes = 0;
-                lb->w[i].data_error = 0;
+                ws->w[i].data_moves = 0;
+                ws->w[i].data_bytes = 0;
+                ws->w[i].data_error = 0;
         }
-        if (!lb->migrate_fn && !lb->cfg.move_pages)
+        if (!d->fn && !move_pages)
                 return 0;
-        if (lb->arrived_cap < s->ntasks || !lb->arrived_off) {
+        if (d->arrived_cap < s->ntasks || !d->arrived_off) {
                 size_t cap = s->ntasks ? s->ntasks : 1;
-                uint32_t *a = realloc(lb->arrived, cap * sizeof *a);
+                uint32_t *a = realloc(d->arrived, cap * sizeof *a);
                 if (a)
-                        lb->arrived = a;
-                int32_t *f = realloc(lb->arrived_from, cap * sizeof *f);
+                        d->arrived = a;
+                int32_t *f = realloc(d->arrived_from, cap * sizeof *f);
                 if (f)
-                        lb->arrived_from = f;
-                uint32_t *o = realloc(lb->arrived_off, (P + 1) * sizeof *o);
+                        d->arrived_from = f;
+                uint32_t *o = realloc(d->arrived_off, (P + 1) * sizeof *o);
                 if (o)
-                        lb->arrived_off = o;
+                        d->arrived_off = o;
                 if (!a || !f || !o)
                         return -ENOMEM;
-                lb->arrived_cap = cap;
+                d->arrived_cap = cap;
         }
-        uint32_t *off = lb->arrived_off;
+        uint32_t *off = d->arrived_off;
         memset(off, 0, (P + 1) * sizeof *off);
         /* Which tasks need work: a node change with a callback, or registered pages to move
          * (also within a node when nobody knows where the pages are). */
@@ -171,19 +168,18 @@ int lbomp__data_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32
                 for (uint32_t t = 0; t < s->ntasks; t++) {
                         if (dest[t] == s->worker[t])
                                 continue;
-                        const struct lbomp__task *tk = &lb->task[s->id[t]];
+                        const struct lbomp__task *tk = &tasks->task[s->id[t]];
                         int32_t from = lbomp__task_node(s, t), to = s->wnode[dest[t]];
-                        bool cb = lb->migrate_fn && from != to;
-                        bool pages =
-                                lb->cfg.move_pages && tk->mem && (s->home[t] < 0 || from != to);
+                        bool cb = d->fn && from != to;
+                        bool pages = move_pages && tk->mem && (s->home[t] < 0 || from != to);
                         if (!cb && !pages)
                                 continue;
                         if (pass == 0) {
                                 off[dest[t] + 1]++;
                         } else {
                                 uint32_t k = off[dest[t]]++;
-                                lb->arrived[k] = s->id[t];
-                                lb->arrived_from[k] = from;
+                                d->arrived[k] = s->id[t];
+                                d->arrived_from[k] = from;
                                 n++;
                         }
                 }
@@ -196,7 +192,7 @@ int lbomp__data_plan(struct lbomp *lb, const struct lbomp__snap *s, const uint32
                         off[0] = 0;
                 }
         }
-        lb->data_pending = n > 0;
+        d->pending = n > 0;
         return (int)n;
 }
 
@@ -235,20 +231,21 @@ static uint64_t move_range(void *addr, size_t bytes, int os_node, int *err)
         return moved;
 }
 
-void lbomp__data_run(struct lbomp *lb, int self)
+void lbomp__data_run(struct lbomp__data *d, struct lbomp__workers *ws, struct lbomp__tasks *tasks,
+                     const struct lbomp__topo *topo, bool move_pages, int self)
 {
-        struct lbomp__worker *w = &lb->w[self];
+        struct lbomp__worker *w = &ws->w[self];
         int to = w->node;
-        for (uint32_t k = lb->arrived_off[self]; k < lb->arrived_off[self + 1]; k++) {
-                struct lbomp__task *tk = &lb->task[lb->arrived[k]];
-                int from = lb->arrived_from[k];
+        for (uint32_t k = d->arrived_off[self]; k < d->arrived_off[self + 1]; k++) {
+                struct lbomp__task *tk = &tasks->task[d->arrived[k]];
+                int from = d->arrived_from[k];
                 bool unknown = tk->home < 0; /* nobody said where the pages are */
                 bool followed = false;
-                if (lb->cfg.move_pages && tk->mem && (unknown || from != to)) {
-                        if (lb->topo.is_host) {
+                if (move_pages && tk->mem && (unknown || from != to)) {
+                        if (topo->is_host) {
                                 int err = 0;
-                                uint64_t b = move_range(tk->mem, tk->mem_bytes,
-                                                        lb->topo.node_os[to], &err);
+                                uint64_t b =
+                                        move_range(tk->mem, tk->mem_bytes, topo->node_os[to], &err);
                                 w->data_bytes += b;
                                 if (err && !w->data_error)
                                         w->data_error = err;
@@ -259,8 +256,8 @@ void lbomp__data_run(struct lbomp *lb, int self)
                                 followed = true;
                         }
                 }
-                if (lb->migrate_fn && from != to) {
-                        lb->migrate_fn(tk->data, lb->arrived[k], from, to, lb->migrate_arg);
+                if (d->fn && from != to) {
+                        d->fn(tk->data, d->arrived[k], from, to, d->arg);
                         followed = true;
                 }
                 if (followed) {
@@ -268,4 +265,12 @@ void lbomp__data_run(struct lbomp *lb, int self)
                         w->data_moves++;
                 }
         }
+}
+
+void lbomp__data_free(struct lbomp__data *d)
+{
+        free(d->arrived);
+        free(d->arrived_off);
+        free(d->arrived_from);
+        memset(d, 0, sizeof *d);
 }

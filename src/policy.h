@@ -14,8 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-/* Tunables of every policy. Defaults come from POLICIES.md; config.c fills them. */
+/* Tunables of every policy. Defaults come from POLICIES.md; config.c sets them from LBOMP_*. */
 struct lbomp__params {
         double tolerance;       /* v (packdrop), overload allowed above the average: 0.05 */
         double refine_factor;   /* f (refine): 1.05 */
@@ -24,6 +25,19 @@ struct lbomp__params {
         int retries; /* packdrop: normal offers of a pack before it is sent forced: 2, i.e. the
                         first offer and the one retry POLICIES.md allows; 0 forces at once */
 };
+
+/* The defaults, for the runtime's configuration and for whoever builds a snapshot by hand (the
+ * simulator, the tests). */
+static inline struct lbomp__params lbomp__params_default(void)
+{
+        return (struct lbomp__params){
+                .tolerance = 0.05,
+                .refine_factor = 1.05,
+                .smart_threshold = 0.05,
+                .fanout = 2,
+                .retries = 2,
+        };
+}
 
 /*
  * The immutable snapshot. Tasks are numbered 0..ntasks-1 here (compact: removed tasks are not in
@@ -104,14 +118,21 @@ struct lbomp__policy {
         const char *const *msg_kinds;
 };
 
-/* registry.c */
+/* registry.c: the policies of src/policy/policies.list, in that order. */
 const struct lbomp__policy *lbomp__policy_find(const char *name);
 size_t lbomp__policy_count(void);
 const struct lbomp__policy *lbomp__policy_at(size_t i);
 /* "none, greedy, refine, ..." into buf (always NUL-terminated). */
 void lbomp__policy_names(char *buf, size_t len);
+/* Every policy with its one-line description, one per line. */
+void lbomp__policy_help(FILE *out);
+/* offline.c: one policy on a snapshot, centralized on this thread, decentralized on virtual
+ * workers stepped by this thread (mailbox.h): the simulator's and the tests' entry point. dest is
+ * filled with the current workers first; on error it is left so (the mapping kept). */
+int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
+                              uint32_t *dest, struct lbomp__pstats *st);
 
-/* plan.c: helpers shared by policies, the framework and the simulator. */
+/* metrics.c: helpers shared by policies, the framework and the simulator. */
 /* Loads of every worker (bg + costs) under mapping `map` (a per-task worker array). */
 void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
 /* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
@@ -157,7 +178,7 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
 /*
  * A min-heap of workers keyed by load (ties: the lower id), with each worker's position so that a
  * load can change in either direction. Workers are local indices 0..n-1; `id` (or NULL: the index
- * itself) gives the id that breaks ties. Shared by greedy, hierarchical and smart.
+ * itself) gives the id that breaks ties. Shared by greedy, hierarchical and smart (policy/heap.c).
  */
 struct lbomp__wheap {
         uint32_t *w;   /* heap of local indices */
@@ -175,7 +196,7 @@ void lbomp__wheap_up(struct lbomp__wheap *h, uint32_t i);
 void lbomp__wheap_down(struct lbomp__wheap *h, uint32_t i);
 void lbomp__wheap_free(struct lbomp__wheap *h);
 
-/* Deterministic random numbers (splitmix64 seeding a xoshiro256**). */
+/* rng.c: deterministic random numbers (splitmix64 seeding a xoshiro256**). */
 struct lbomp__rng {
         uint64_t s[4];
 };

@@ -17,7 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <numa.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "topology.h"
 
 static int load_distances(struct lbomp__topo *t, hwloc_topology_t h)
 {
@@ -121,10 +126,9 @@ static int load_flat(struct lbomp__topo *t, int err)
                 t->core_os[c] = -1;
         t->dist[0] = 1.0;
         t->dist_measured = true; /* one node: its only distance, local, is exact */
-        fprintf(stderr,
-                "lbomp: hwloc cannot read the host topology (%s); using a flat topology: 1 node, "
-                "%d core(s), threads not bound\n",
-                strerror(err), n);
+        lbomp__log("lbomp: hwloc cannot read the host topology (%s); using a flat topology: 1 "
+                   "node, %d core(s), threads not bound",
+                   strerror(err), n);
         return 0;
 }
 
@@ -135,20 +139,38 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         if (path) {
                 struct stat st;
                 if (stat(path, &st) != 0) {
-                        lbomp__set_error(
-                                true,
+                        lbomp__fail(
                                 "lbomp: LBOMP_TOPOLOGY='%s' does not exist (%s); expected a hwloc "
                                 "XML file such as numa-profiles/xeon-e5-2695v2-2s.xml",
                                 path, strerror(errno));
                         return -ENOENT;
+                }
+                /* hwloc reads until the end of the file: a device or a pipe may never end. */
+                if (!S_ISREG(st.st_mode)) {
+                        lbomp__fail("lbomp: LBOMP_TOPOLOGY='%s' is not a regular file (%s); "
+                                    "expected a hwloc XML file such as "
+                                    "numa-profiles/xeon-e5-2695v2-2s.xml",
+                                    path,
+                                    S_ISDIR(st.st_mode)    ? "a directory"
+                                    : S_ISCHR(st.st_mode)  ? "a character device"
+                                    : S_ISBLK(st.st_mode)  ? "a block device"
+                                    : S_ISFIFO(st.st_mode) ? "a pipe"
+                                                           : "not a file");
+                        return -EINVAL;
+                }
+                if (st.st_size > LBOMP__TOPO_MAX_BYTES) {
+                        lbomp__fail("lbomp: LBOMP_TOPOLOGY='%s' holds %lld bytes; a topology file "
+                                    "is at most %ld bytes (a 32-node machine takes about 200 KB)",
+                                    path, (long long)st.st_size, LBOMP__TOPO_MAX_BYTES);
+                        return -EFBIG;
                 }
         }
         if (hwloc_topology_init(&h) != 0)
                 return path ? -ENOMEM : load_flat(t, ENOMEM);
         if (path && hwloc_topology_set_xml(h, path) != 0) {
                 hwloc_topology_destroy(h);
-                lbomp__set_error(true, "lbomp: LBOMP_TOPOLOGY='%s' cannot be read by hwloc: %s",
-                                 path, strerror(errno));
+                lbomp__fail("lbomp: LBOMP_TOPOLOGY='%s' cannot be read by hwloc: %s", path,
+                            strerror(errno));
                 return -EINVAL;
         }
         if (hwloc_topology_load(h) != 0) {
@@ -157,10 +179,9 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
                 /* A file the user named must be readable (a config error); the host need not. */
                 if (!path)
                         return load_flat(t, e ? e : EINVAL);
-                lbomp__set_error(true,
-                                 "lbomp: LBOMP_TOPOLOGY='%s' is not a hwloc XML topology hwloc can "
-                                 "parse (%s)",
-                                 path ? path : "(host)", strerror(e));
+                lbomp__fail("lbomp: LBOMP_TOPOLOGY='%s' is not a hwloc XML topology hwloc can "
+                            "parse (%s)",
+                            path ? path : "(host)", strerror(e));
                 return -EINVAL;
         }
         t->hwloc = h;
@@ -259,4 +280,12 @@ int lbomp__topo_bind(const struct lbomp__topo *t, int c)
         if (hwloc_set_cpubind(h, o->cpuset, HWLOC_CPUBIND_THREAD) != 0)
                 return errno ? -errno : -EPERM;
         return 0;
+}
+
+bool lbomp__numa_ok(void)
+{
+        static _Atomic int ok = -1; /* any thread may ask first: every one computes the same */
+        if (atomic_load_explicit(&ok, memory_order_relaxed) < 0)
+                atomic_store_explicit(&ok, numa_available() >= 0, memory_order_relaxed);
+        return atomic_load_explicit(&ok, memory_order_relaxed) == 1;
 }

@@ -51,7 +51,7 @@ struct lbomp__energy {
         unsigned long nsamples;
 };
 
-/* energy.c: building blocks for the readers. */
+/* backend.c: building blocks for the readers. */
 
 /* Appends a domain; returns its index or -ENOMEM. */
 int lbomp__energy_add_domain(struct lbomp__energy *e, const char *name, int is_package);

@@ -1,20 +1,22 @@
 /*
- * registry.c — the one list of policy names. An unknown name is answered with every valid name,
- * and LBOMP_POLICY=help prints each with its one-line description.
+ * registry.c — the policies of src/policy/policies.list (through the generated policies.h), by
+ * name. An unknown name is answered with every valid name, and LBOMP_POLICY=help prints each with
+ * its one-line description.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "../policy.h"
+#include "policies.h"
 
-extern const struct lbomp__policy lbomp__policy_none, lbomp__policy_greedy, lbomp__policy_refine,
-        lbomp__policy_hierarchical, lbomp__policy_smart, lbomp__policy_packdrop,
-        lbomp__policy_distributed;
+#define DECLARE(name, ident) extern const struct lbomp__policy lbomp__policy_##ident;
+LBOMP__POLICIES(DECLARE)
+#undef DECLARE
 
 static const struct lbomp__policy *const policies[] = {
-        &lbomp__policy_none,         &lbomp__policy_greedy, &lbomp__policy_refine,
-        &lbomp__policy_hierarchical, &lbomp__policy_smart,  &lbomp__policy_packdrop,
-        &lbomp__policy_distributed,
+#define ENTRY(name, ident) &lbomp__policy_##ident,
+        LBOMP__POLICIES(ENTRY)
+#undef ENTRY
 };
 
 #define NPOLICIES (sizeof policies / sizeof policies[0])
@@ -48,4 +50,10 @@ void lbomp__policy_names(char *buf, size_t len)
                         break;
                 used += (size_t)n;
         }
+}
+
+void lbomp__policy_help(FILE *out)
+{
+        for (size_t i = 0; i < NPOLICIES; i++)
+                fprintf(out, "%-14s %s\n", policies[i]->name, policies[i]->help);
 }

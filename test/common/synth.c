@@ -10,41 +10,22 @@
 
 void synth_reindex(struct synth *y)
 {
-        uint32_t T = y->s.ntasks, P = y->s.nworkers;
-        memset(y->wtask_off, 0, (P + 1) * sizeof *y->wtask_off);
-        for (uint32_t t = 0; t < T; t++)
-                y->wtask_off[y->worker[t] + 1]++;
-        for (uint32_t w = 0; w < P; w++)
-                y->wtask_off[w + 1] += y->wtask_off[w];
-        uint32_t *fill = malloc((P + 1) * sizeof *fill);
-        memcpy(fill, y->wtask_off, (P + 1) * sizeof *fill);
-        for (uint32_t t = 0; t < T; t++)
-                y->wtask[fill[y->worker[t]]++] = t;
-        free(fill);
+        lbomp__snap_rebuild(y->sb);
 }
 
 int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum synth_load load,
                uint32_t k, uint64_t seed)
 {
         memset(y, 0, sizeof *y);
-        y->cost = calloc(T + 1, sizeof *y->cost);
-        y->bg = calloc(P, sizeof *y->bg);
+        uint32_t nlinks = 2 * k < T ? T * k : 0;
+        y->sb = lbomp__snapbuf_create();
         y->dist = calloc((size_t)nodes * nodes, sizeof *y->dist);
-        y->worker = calloc(T + 1, sizeof *y->worker);
-        y->id = calloc(T + 1, sizeof *y->id);
         y->dest = calloc(T + 1, sizeof *y->dest);
-        y->wtask_off = calloc(P + 1, sizeof *y->wtask_off);
-        y->wtask = calloc(T + 1, sizeof *y->wtask);
-        y->link_off = calloc(T + 1, sizeof *y->link_off);
-        y->link_dst = calloc(2 * (size_t)T * k + 1, sizeof *y->link_dst);
-        y->link_bytes = calloc(2 * (size_t)T * k + 1, sizeof *y->link_bytes);
-        y->bytes = calloc(T + 1, sizeof *y->bytes);
-        y->home = calloc(T + 1, sizeof *y->home);
-        y->wnode = calloc(P, sizeof *y->wnode);
-        if (!y->cost || !y->bg || !y->dist || !y->worker || !y->id || !y->dest || !y->wtask_off ||
-            !y->wtask || !y->link_off || !y->link_dst || !y->link_bytes || !y->bytes || !y->home ||
-            !y->wnode)
+        if (!y->sb || !y->dist || !y->dest ||
+            lbomp__snap_begin(y->sb, P, nodes, y->dist, T, T, nlinks) < 0)
                 return -ENOMEM;
+        for (uint32_t w = 0; w < P; w++)
+                lbomp__snap_worker(y->sb, w, 0.0, (int32_t)((uint64_t)w * nodes / P));
         struct lbomp__rng r;
         lbomp__rng_seed(&r, seed);
         for (uint32_t t = 0; t < T; t++) {
@@ -71,12 +52,16 @@ int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum syn
                         c = 1.0;
                         break;
                 }
-                y->cost[t] = c;
-                y->id[t] = t;
-                y->bytes[t] = 1024;
-                y->home[t] = -1;
-                y->worker[t] = (uint32_t)((uint64_t)t * P / T);
+                lbomp__snap_task(y->sb, (uint32_t)((uint64_t)t * P / T), t, c, 1024, -1);
         }
+        struct lbomp__snap_arrays arr = lbomp__snap_arrays(y->sb);
+        y->cost = arr.cost;
+        y->worker = arr.worker;
+        y->id = arr.id;
+        y->bytes = arr.bytes;
+        y->home = arr.home;
+        y->bg = arr.bg;
+        y->wnode = arr.wnode;
         if (load == SYNTH_ALL_BUT_ONE) {
                 /* every worker but the last holds the same share, the last holds few tasks */
                 for (uint32_t t = 0; t < T; t++)
@@ -84,66 +69,27 @@ int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum syn
                 if (P > 1)
                         y->worker[T - 1] = P - 1;
         }
-        for (uint32_t w = 0; w < P; w++)
-                y->wnode[w] = (int32_t)((uint64_t)w * nodes / P);
         for (uint32_t a = 0; a < nodes; a++)
                 for (uint32_t b = 0; b < nodes; b++)
                         y->dist[a * nodes + b] = a == b ? 1.0 : 2.0;
-        /* ring links, symmetric CSR: 2k neighbours each */
-        uint32_t e = 0;
-        for (uint32_t t = 0; t < T; t++) {
-                y->link_off[t] = e;
-                for (uint32_t j = 1; j <= k && 2 * k < T; j++) {
-                        y->link_dst[e] = (t + j) % T;
-                        y->link_bytes[e++] = 1000;
-                        y->link_dst[e] = (t + T - j) % T;
-                        y->link_bytes[e++] = 1000;
-                }
-        }
-        y->link_off[T] = e;
-        y->params = (struct lbomp__params){.tolerance = 0.05,
-                                           .refine_factor = 1.05,
-                                           .smart_threshold = 0.05,
-                                           .fanout = 2,
-                                           .retries = 2};
-        y->s = (struct lbomp__snap){.ntasks = T,
-                                    .nworkers = P,
-                                    .nnodes = nodes,
-                                    .cost = y->cost,
-                                    .worker = y->worker,
-                                    .bytes = y->bytes,
-                                    .home = y->home,
-                                    .id = y->id,
-                                    .link_off = y->link_off,
-                                    .link_dst = y->link_dst,
-                                    .link_bytes = y->link_bytes,
-                                    .wtask_off = y->wtask_off,
-                                    .wtask = y->wtask,
-                                    .bg = y->bg,
-                                    .wnode = y->wnode,
-                                    .dist = y->dist,
-                                    .seed = seed,
-                                    .params = &y->params};
-        synth_reindex(y);
+        /* ring links to k neighbours on each side, declared by the lower end */
+        for (uint32_t t = 0; t < T && nlinks; t++)
+                for (uint32_t j = 1; j <= k; j++)
+                        lbomp__snap_link(y->sb, t, (t + j) % T, 1000);
+        y->params = lbomp__params_default();
+        y->s = *lbomp__snap_end(y->sb, seed, 0, &y->params);
+        y->link_off = (uint32_t *)y->s.link_off;
+        y->link_dst = (uint32_t *)y->s.link_dst;
+        y->link_bytes = (double *)y->s.link_bytes;
         return 0;
 }
 
 void synth_free(struct synth *y)
 {
-        free(y->cost);
-        free(y->bg);
+        lbomp__snapbuf_destroy(y->sb);
         free(y->dist);
-        free(y->link_bytes);
-        free(y->worker);
-        free(y->id);
-        free(y->wtask_off);
-        free(y->wtask);
-        free(y->link_off);
-        free(y->link_dst);
         free(y->dest);
-        free(y->bytes);
-        free(y->home);
-        free(y->wnode);
+        memset(y, 0, sizeof *y);
 }
 
 double synth_imbalance(const struct synth *y, const uint32_t *map)

@@ -1,11 +1,13 @@
 /*
  * synth.h — synthetic snapshots for policy tests: costs from a pattern, tasks block-mapped onto
- * workers, workers spread over nodes, optional ring links. Owns every array it hands out.
+ * workers, workers spread over nodes, optional ring links; built through the library's one
+ * snapshot builder (snapshot.h), so a test sees what the runtime and the simulator would build.
  */
 #ifndef LBOMP_TEST_SYNTH_H
 #define LBOMP_TEST_SYNTH_H
 
 #include "policy.h"
+#include "snapshot.h"
 
 enum synth_load {
         SYNTH_UNIFORM,
@@ -17,12 +19,18 @@ enum synth_load {
 };
 
 struct synth {
-        struct lbomp__snap s;
+        struct lbomp__snap s; /* a copy of the builder's snapshot; re-taken by synth_reindex */
         struct lbomp__params params;
-        double *cost, *bg, *dist, *link_bytes;
-        uint32_t *worker, *id, *wtask_off, *wtask, *link_off, *link_dst, *dest;
+        struct lbomp__snapbuf *sb;
+        /* the builder's arrays, writable (synth_reindex after changing workers) */
+        double *cost, *bg;
+        uint32_t *worker, *id;
         uint64_t *bytes;
         int32_t *home, *wnode;
+        uint32_t *link_off, *link_dst; /* the links' CSR, writable for corruption tests */
+        double *link_bytes;
+        double *dist;   /* [nodes * nodes], owned here */
+        uint32_t *dest; /* [ntasks], owned here: a plan buffer for the tests */
 };
 
 /* T tasks, P workers over `nodes` nodes (distance 1 local, 2 remote), ring links to k neighbours

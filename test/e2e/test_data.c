@@ -52,7 +52,7 @@ static void sum(lbomp_t *lb, struct totals *t)
         memset(t, 0, sizeof *t);
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                ASSERT_EQ(lbomp_lb_get(lb, i, &st), 0);
+                ASSERT_EQ(lbomp_lb_get(lb, i, &st, sizeof st), 0);
                 ASSERT_EQ(st.data_error, 0);
                 ASSERT_EQ(st.error, 0);
                 t->moves += st.migrations;
@@ -215,7 +215,7 @@ static void profile_callback(const char *tiny)
                 if (lbomp_lb_count(lb) == nlb)
                         continue;
                 lbomp_lb_stats_t st;
-                ASSERT_EQ(lbomp_lb_get(lb, nlb, &st), 0);
+                ASSERT_EQ(lbomp_lb_get(lb, nlb, &st, sizeof st), 0);
                 unsigned crossed = 0;
                 for (int i = 0; i < NT; i++) {
                         int w = lbomp_task_worker(lb, (lbomp_id_t)i);

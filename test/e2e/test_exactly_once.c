@@ -84,14 +84,14 @@ int main(int argc, char **argv)
         size_t nw = lbomp_window_count(lb);
         ASSERT_GT(nw, 2);
         lbomp_window_stats_t first, last;
-        lbomp_window_get(lb, 0, &first);
-        lbomp_window_get(lb, nw - 1, &last);
+        lbomp_window_get(lb, 0, &first, sizeof first);
+        lbomp_window_get(lb, nw - 1, &last, sizeof last);
         printf("%s: λ first window %.3f, last %.3f\n", policy, first.imbalance, last.imbalance);
         if (strcmp(policy, "none") != 0) {
                 ASSERT_DGE(first.imbalance, 1.3);
                 ASSERT_DLE(last.imbalance, 0.85 * first.imbalance);
                 lbomp_lb_stats_t st;
-                ASSERT_EQ(lbomp_lb_get(lb, 0, &st), 0);
+                ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
                 ASSERT_GT(st.migrations, 0);
         }
         /* tasks removed and added between steps */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "test.h"
 
 #define MAXT 512
@@ -208,7 +208,7 @@ static void t_bind_refused(void)
         if (!in->topo.is_host || in->topo.flat || in->topo.ncores < 2 || in->omp_binds)
                 SKIP("needs a host topology of 2 or more cores and lbomp binding the threads");
         hwloc_topology_t h = in->topo.hwloc;
-        int core = in->w[1].core;
+        int core = in->ws.w[1].core;
         hwloc_obj_t o = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)core);
         if (!o)
                 o = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)core);
@@ -264,7 +264,7 @@ static void t_team(void)
         }
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st);
+                lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
         }
         report_of(lb);
@@ -332,7 +332,7 @@ static void t_clock(uint64_t (*hook)(void), const char *what)
         ASSERT_EQ(lbomp_lb_count(lb), 5);
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st);
+                lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
                 ASSERT(st.imbalance_before >= 1.0 && st.imbalance_before < 1e9);
                 ASSERT(st.imbalance_after >= 1.0 && st.imbalance_after < 1e9);
@@ -401,7 +401,7 @@ static void t_policy_fail(void)
                 ASSERT_GT(lbomp_lb_count(lb), 0);
                 for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                         lbomp_lb_stats_t st;
-                        lbomp_lb_get(lb, i, &st);
+                        lbomp_lb_get(lb, i, &st, sizeof st);
                         ASSERT_EQ(st.error, k == 0 ? -EAGAIN : -EFAULT);
                         ASSERT_EQ(st.migrations, 0);
                 }
@@ -421,7 +421,7 @@ static void t_huge(const char *p)
         steps(lb, 12, "huge");
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st);
+                lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
         }
         ASSERT_STR_CONTAINS(report_of(lb), "task 7 alone costs that much");
@@ -442,7 +442,7 @@ static void t_zero(const char *p)
         ASSERT_EQ(lbomp_lb_count(lb), 7);
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st);
+                lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
                 ASSERT_EQ(st.migrations, 0);
         }
@@ -465,7 +465,7 @@ static void t_one(const char *p)
                 steps(lb, 6, "one");
                 for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                         lbomp_lb_stats_t st;
-                        lbomp_lb_get(lb, i, &st);
+                        lbomp_lb_get(lb, i, &st, sizeof st);
                         ASSERT_EQ(st.error, 0);
                 }
                 ASSERT_STR_CONTAINS(report_of(lb), "tasks 1,");

@@ -71,7 +71,7 @@ int main(void)
         unsigned long long node_moves = 0, bytes = 0;
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                ASSERT_EQ(lbomp_lb_get(lb, i, &st), 0);
+                ASSERT_EQ(lbomp_lb_get(lb, i, &st, sizeof st), 0);
                 if (st.data_error)
                         SKIP("move_pages failed: %s (not allowed in this container?)",
                              strerror(-st.data_error));

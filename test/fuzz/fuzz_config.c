@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "lbomp.h"
 
 static const char *const names[] = {
         "LBOMP_POLICY",        "LBOMP_PERIOD",
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort(); /* the harness runs with no LBOMP_* variable set */
                 struct lbomp__config before;
                 memcpy(&before, &c, sizeof c);
-                int rc = lbomp__config_set(&c, var, value);
+                int rc = lbomp__config_set(&c, var, value, NULL);
                 if (rc == 0) {
                         check_ranges(&c);
                 } else {

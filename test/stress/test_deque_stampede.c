@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "deque.h"
 #include "test.h"
 
 #define ITEMS   4096

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "test.h"
 
 #define NT      1600
@@ -60,17 +60,17 @@ static void check(struct lbomp *lb, long s)
                         FAIL("%s: step %ld: task %d ran %ld times, expected %ld", mode, s, i, r,
                              s + 1);
                 int by = atomic_load(&task[i].ran_by);
-                uint32_t owner = lb->task[i].worker;
+                uint32_t owner = lb->tasks.task[i].worker;
                 if ((uint32_t)by == owner)
                         continue;
                 stolen++;
                 if (lb->cfg.steal == LBOMP__STEAL_OFF)
                         FAIL("%s: step %ld: task %d of worker %u ran on worker %d", mode, s, i,
                              owner, by);
-                if (lb->cfg.steal == LBOMP__STEAL_NODE && lb->w[by].node != lb->w[owner].node)
+                if (lb->cfg.steal == LBOMP__STEAL_NODE && lb->ws.w[by].node != lb->ws.w[owner].node)
                         FAIL("%s: step %ld: task %d of worker %u (node %d) stolen by worker %d "
                              "(node %d)",
-                             mode, s, i, owner, lb->w[owner].node, by, lb->w[by].node);
+                             mode, s, i, owner, lb->ws.w[owner].node, by, lb->ws.w[by].node);
         }
         stolen_in_step[s] = stolen;
 }
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
         ASSERT_EQ(lbomp_set_workers(lb, WORKERS), 0);
         ASSERT_EQ(lbomp_set_policy(lb, "none"), 0); /* owners never change: stealing is alone */
         ASSERT_EQ(lbomp_set_period(lb, PERIOD), 0);
-        ASSERT(lb->oversubscribed);
+        ASSERT(lb->ws.oversubscribed);
         /* Block mapping: tasks 0..99 on worker 0 (node 0), 900..999 on worker 9 (node 4) are 60×
          * heavier than the rest. */
         for (int i = 0; i < NT; i++) {
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         long total = 0;
         for (size_t i = 0; i < nw; i++) {
                 lbomp_window_stats_t ws;
-                ASSERT_EQ(lbomp_window_get(lb, i, &ws), 0);
+                ASSERT_EQ(lbomp_window_get(lb, i, &ws, sizeof ws), 0);
                 long seen = 0;
                 for (uint64_t k = ws.first_step; k < ws.first_step + ws.steps; k++)
                         seen += stolen_in_step[k];
@@ -142,10 +142,10 @@ int main(int argc, char **argv)
         /* Stolen time is the task's, scaled by its thief's CPU share: Σ task cost over the open
          * window equals Σ time the workers spent in tasks; loads are owner-based. */
         int rc = 0;
-        const struct lbomp__snap *snap = lbomp__snapshot(lb, lb->sb, &rc);
+        const struct lbomp__snap *snap = lbomp__lb_snapshot(lb, &rc);
         ASSERT(snap != NULL);
         ASSERT_EQ(rc, 0);
-        double steps = (double)(lb->steps - lb->win_first), costs = 0, busy = 0;
+        double steps = (double)lb->win.steps, costs = 0, busy = 0;
         ASSERT_EQ((long)steps, STEPS % PERIOD);
         for (uint32_t t = 0; t < snap->ntasks; t++) {
                 if (!(snap->cost[t] > 0))
@@ -153,8 +153,8 @@ int main(int argc, char **argv)
                              snap->cost[t]);
                 costs += snap->cost[t] * steps;
         }
-        for (int w = 0; w < lb->nworkers; w++)
-                busy += lb->w[w].win_busy_s;
+        for (int w = 0; w < lb->ws.n; w++)
+                busy += lb->ws.w[w].win_busy_s;
         if (fabs(costs - busy) > 1e-9 * busy)
                 FAIL("%s: task costs add up to %.17g s, the workers were busy %.17g s", mode, costs,
                      busy);

@@ -187,7 +187,7 @@ static void run_case(const struct kase *k)
                         CFAIL("step %d: %zu LB steps recorded, expected %zu", s, nlb, lbs_seen + 1);
                 for (; lbs_seen < nlb; lbs_seen++) {
                         lbomp_lb_stats_t st;
-                        lbomp_lb_get(lb, lbs_seen, &st);
+                        lbomp_lb_get(lb, lbs_seen, &st, sizeof st);
                         if (st.error != 0)
                                 CFAIL("step %d: LB step %zu (%s) reported error %d (%s)", s,
                                       lbs_seen, st.policy, st.error, lbomp_strerror(st.error));

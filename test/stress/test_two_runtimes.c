@@ -57,7 +57,7 @@ static void *run(void *arg)
         }
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st);
+                lbomp_lb_get(lb, i, &st, sizeof st);
                 if (st.error != 0)
                         r->failed = 4;
         }

@@ -135,7 +135,7 @@ static int t_windows_and_run(void)
         for (size_t i = 0; i < 3; i++) {
                 lbomp_window_stats_t w;
 
-                ASSERT_EQ(lbomp_window_get(lb, i, &w), 0);
+                ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
                 ASSERT_NEAR(w.energy_j, i == 0 ? 9.0 : 10.0, 1e-9);
                 ASSERT_NEAR(w.power_w, w.energy_j / w.wall_s, 1e-6 * w.power_w);
         }
@@ -186,9 +186,9 @@ static int t_counter_disappears_run_goes_on(void)
         ASSERT_EQ(lbomp_steps(lb), 30);
         lbomp_window_stats_t w;
 
-        ASSERT_EQ(lbomp_window_get(lb, 0, &w), 0);
+        ASSERT_EQ(lbomp_window_get(lb, 0, &w, sizeof w), 0);
         ASSERT_NEAR(w.energy_j, 9.0, 1e-9);
-        ASSERT_EQ(lbomp_window_get(lb, 1, &w), 0);
+        ASSERT_EQ(lbomp_window_get(lb, 1, &w, sizeof w), 0);
         ASSERT_NAN(w.energy_j);
         ASSERT_NAN(w.power_w);
         ASSERT_EQ(lbomp_energy_get(lb, &en), 0);

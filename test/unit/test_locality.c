@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "lbomp.h"
+#include "policy.h"
+#include "topology.h"
 #include "mailbox.h"
 #include "synth.h"
 #include "test.h"
@@ -171,7 +173,7 @@ static void live_record(void)
                 ASSERT_EQ(lbomp_task_worker(lb, (lbomp_id_t)i), i);
         ASSERT_EQ(lbomp_lb_count(lb), 2);
         lbomp_lb_stats_t st;
-        ASSERT_EQ(lbomp_lb_get(lb, 1, &st), 0);
+        ASSERT_EQ(lbomp_lb_get(lb, 1, &st, sizeof st), 0);
         ASSERT_NEAR(st.locality_before, 1300.0);
         ASSERT_NEAR(st.locality_after, 1300.0);
         ASSERT_EQ(st.migrations, 0);

@@ -16,6 +16,7 @@
 #include "lbomp.h"
 #include "mailbox.h"
 #include "synth.h"
+#include "team.h"
 #include "test.h"
 
 static const enum synth_load all_loads[] = {SYNTH_UNIFORM, SYNTH_LINEAR,    SYNTH_HOTSPOT,
@@ -335,7 +336,7 @@ static void test_report(void)
                 ASSERT_EQ(lbomp_step(lb, spin_task, NULL), 0);
         ASSERT_EQ(lbomp_lb_count(lb), 1);
         lbomp_lb_stats_t st;
-        ASSERT_EQ(lbomp_lb_get(lb, 0, &st), 0);
+        ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
         ASSERT_EQ(st.error, 0);
         ASSERT_DGE(st.imbalance_before, 1.2); /* worker 0 holds the 40 heavy tasks */
         ASSERT_GT(st.packs, 0);
@@ -387,6 +388,15 @@ static void *thread_main(void *arg)
 
 enum mode { VIRTUAL, PTHREADS, OPENMP };
 
+/* The runtime's own barrier, as the LB step uses it on the OpenMP team. */
+static struct lbomp__barrier omp_bar;
+
+static void team_barrier(void *arg, void (*serial)(void *), void *sarg)
+{
+        (void)arg;
+        lbomp__barrier_wait(&omp_bar, (uint32_t)omp_get_num_threads(), 0, true, serial, sarg, NULL);
+}
+
 static int run_mode(const struct lbomp__policy *p, const struct lbomp__snap *s, uint32_t *dest,
                     struct lbomp__pstats *st, enum mode mode)
 {
@@ -423,8 +433,8 @@ static int run_mode(const struct lbomp__policy *p, const struct lbomp__snap *s, 
 #pragma omp single
                         team = omp_get_num_threads();
                         if (team == (int)P)
-                                rcs[omp_get_thread_num()] =
-                                        lbomp__dec_run_team(d, (uint32_t)omp_get_thread_num());
+                                rcs[omp_get_thread_num()] = lbomp__dec_run_serial(
+                                        d, (uint32_t)omp_get_thread_num(), team_barrier, NULL);
                 }
                 if (team != (int)P)
                         SKIP("OpenMP gave a team of %d threads instead of %u", team, P);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "runtime.h"
 #include "test.h"
 
 static const struct {
@@ -49,8 +49,8 @@ int main(int argc, char **argv)
                         /* spread: with at least as many workers as nodes, every node is used, and
                          * evenly when the count divides */
                         int used[64] = {0};
-                        for (int w = 0; w < lb->nworkers; w++)
-                                used[lb->w[w].node]++;
+                        for (int w = 0; w < lb->ws.n; w++)
+                                used[lb->ws.w[w].node]++;
                         int covered = 0;
                         for (int n = 0; n < nodes; n++)
                                 covered += used[n] > 0;

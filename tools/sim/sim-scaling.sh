@@ -5,15 +5,15 @@
 # workers), and draws decision time, decision span and quality (efficiency, migrations, locality
 # cost) into bench/results/. Policies that are not built into this lbomp are left out, and said.
 #
-#   bench/sim-scaling.sh [BUILD_DIR]       (default: build)
+#   tools/sim/sim-scaling.sh [BUILD_DIR]       (default: build)
 #
 # Output: bench/results/sim-scaling.jsonl (one lbomp-sim JSON line per run), sim-scaling-*.dat,
 # sim-scaling-cores.png, sim-scaling-tasks.png, sim-scaling-summary.txt (with the run time).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
 [ -d "$build" ] || build=$root/$build
-sim=$build/bench/lbomp-sim
+sim=$build/tools/lbomp-sim
 out=$root/bench/results
 profile=$root/numa-profiles/sgi-uv2000-24n.xml
 [ -x "$sim" ] || { echo "sim-scaling: $sim is missing: build first (ninja -C $build)" >&2; exit 2; }

@@ -1,0 +1,59 @@
+/*
+ * lbstep.h — the LB step: snapshot → plan → check → apply → record, then the data of the tasks
+ * that moved. Every thread of the team calls it at the end of a step whose window is due; the
+ * centralized work runs on one thread inside a barrier, a decentralized policy on every thread.
+ * Below it: window, snapshot, plan, the policies and their round engine, trace, task memory.
+ */
+#ifndef LBOMP_LBSTEP_H
+#define LBOMP_LBSTEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lbomp.h"
+#include "plan.h"
+#include "policy.h"
+
+/* Everything one LB step records beyond the public fields. */
+struct lbomp__lbrec {
+        lbomp_lb_stats_t pub;
+        char note[96]; /* why the plan is what it is, when that needs saying; "" otherwise */
+        struct lbomp__pstats ps;
+        double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
+};
+
+struct lbomp__lbs {
+        struct lbomp__lbrec *rec; /* every LB step so far */
+        size_t n, cap;
+        /* scratch, reused */
+        struct lbomp__snapbuf *sb;
+        struct lbomp__plan plan;
+        struct lbomp__dec *dec;
+        double *cost; /* a worker's task costs */
+        uint32_t cost_cap;
+        /* LBOMP_TRACE: records every LB step's snapshot and plan (trace.h), or NULL */
+        struct lbomp__trace_writer *trace;
+        int32_t *trace_wcore; /* [nworkers] core of each worker, for the trace */
+        /* the LB step in progress, shared by the team between barriers */
+        const struct lbomp__snap *snap;
+        struct lbomp__lbrec *cur;
+        double t_decide, t_data;
+        bool skip;  /* no time was measured: nothing to decide from */
+        int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
+        int dec_rc; /* what the decentralized run returned */
+        bool said_no_time;
+};
+
+struct lbomp;
+
+/* Scratch and, with a path, the trace file (a message naming it on failure). 0 or negative. */
+int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path);
+void lbomp__lbs_free(struct lbomp__lbs *l);
+/* The snapshot the next LB step would see (valid until the next LB step), for tests; NULL with
+ * *rc set on failure. One thread, no step running. */
+const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc);
+/* Every thread `self` of the team, after every worker aggregated the step that closes the window.
+ * Returns 0, or -ENOMEM when the LB step could not run (the mapping is kept). */
+int lbomp__lb_step(struct lbomp *lb, int self);
+
+#endif

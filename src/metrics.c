@@ -1,0 +1,89 @@
+/*
+ * metrics.c — what every policy, the framework and the simulator compute the same way: the loads
+ * of a mapping, the imbalance, the locality cost of the links and what a plan moves. Keeping them
+ * in one place keeps live runs, tests and the simulator consistent. Calls nothing else.
+ */
+#include <errno.h>
+
+#include "policy.h"
+
+void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load)
+{
+        for (uint32_t w = 0; w < s->nworkers; w++)
+                load[w] = s->bg ? s->bg[w] : 0.0;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                load[map[t]] += s->cost[t];
+}
+
+double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg)
+{
+        double mx = 0, sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sum += load[i];
+                if (load[i] > mx)
+                        mx = load[i];
+        }
+        double a = n ? sum / n : 0;
+        if (max)
+                *max = mx;
+        if (avg)
+                *avg = a;
+        return a > 0 ? mx / a : 1.0;
+}
+
+int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task)
+{
+        /* A plan is one destination per task by construction; what can go wrong is a destination
+         * that is no worker. */
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                if (dest[t] >= s->nworkers) {
+                        if (bad_task)
+                                *bad_task = t;
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+int32_t lbomp__task_node(const struct lbomp__snap *s, uint32_t t)
+{
+        if (s->home && s->home[t] >= 0 && (uint32_t)s->home[t] < s->nnodes)
+                return s->home[t];
+        return s->wnode[s->worker[t]];
+}
+
+double lbomp__locality_cost(const struct lbomp__snap *s, const uint32_t *map)
+{
+        double cost = 0;
+        if (!s->link_off)
+                return 0;
+        for (uint32_t a = 0; a < s->ntasks; a++) {
+                int32_t na = s->wnode[map[a]];
+                for (uint32_t k = s->link_off[a]; k < s->link_off[a + 1]; k++) {
+                        uint32_t b = s->link_dst[k];
+                        if (b <= a) /* each undirected link once */
+                                continue;
+                        int32_t nb = s->wnode[map[b]];
+                        cost += s->link_bytes[k] * s->dist[na * (int32_t)s->nnodes + nb];
+                }
+        }
+        return cost;
+}
+
+void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m)
+{
+        *m = (struct lbomp__moves){0};
+        int32_t n = (int32_t)s->nnodes;
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                if (dest[t] == s->worker[t])
+                        continue;
+                int32_t from = lbomp__task_node(s, t), to = s->wnode[dest[t]];
+                m->tasks++;
+                m->bytes += s->bytes[t];
+                m->cost += (double)s->bytes[t] * s->dist[from * n + to];
+                if (s->wnode[s->worker[t]] != to) {
+                        m->node_tasks++;
+                        m->node_bytes += s->bytes[t];
+                        m->node_load += s->cost[t];
+                }
+        }
+}

@@ -1,0 +1,423 @@
+/*
+ * report.c — what a run did, for people and for programs: the statistics getters (sized, so that
+ * fields can be added without breaking compiled callers), the text report and the JSON report.
+ * It reads the records the window and the LB step keep; it changes nothing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* Copies min(size, sizeof *src) bytes and zeroes the rest of a larger caller's struct (the Linux
+ * convention for extensible structs): an old caller gets the fields it knows, a newer one zeros
+ * for what this library does not have. */
+static int sized_copy(void *out, size_t size, const void *src, size_t have)
+{
+        if (!out || size == 0)
+                return -EINVAL;
+        memcpy(out, src, size < have ? size : have);
+        if (size > have)
+                memset((char *)out + have, 0, size - have);
+        return 0;
+}
+
+int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        const struct lbomp__energy *e = lb->win.energy;
+        out->reader = lbomp__energy_reader(e);
+        out->note = lbomp__energy_note(e);
+        out->package_j = lbomp__energy_package_j(e);
+        out->seconds = lbomp__energy_available(e) ? lb->win.energy_t_last - lb->win.energy_t0 : NAN;
+        out->power_w = out->seconds > 0 ? out->package_j / out->seconds : NAN;
+        return 0;
+}
+
+size_t lbomp_lb_count(const lbomp_t *lb)
+{
+        return lb ? lb->lbs.n : 0;
+}
+
+int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out, size_t size)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (i >= lb->lbs.n)
+                return -ENOENT;
+        return sized_copy(out, size, &lb->lbs.rec[i].pub, sizeof lb->lbs.rec[i].pub);
+}
+
+size_t lbomp_window_count(const lbomp_t *lb)
+{
+        return lb ? lb->win.n : 0;
+}
+
+int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (i >= lb->win.n)
+                return -ENOENT;
+        return sized_copy(out, size, &lb->win.rec[i], sizeof lb->win.rec[i]);
+}
+
+uint64_t lbomp_steps(const lbomp_t *lb)
+{
+        return lb ? lb->steps : 0;
+}
+
+/* One line saying how threads were bound. */
+static void binding_note(const struct lbomp *lb, char *buf, size_t len)
+{
+        if (!lb->topo.is_host) {
+                snprintf(buf, len,
+                         "not bound: the topology is the profile %s; threads run where the host "
+                         "allows",
+                         lb->topo.name);
+                return;
+        }
+        if (lb->topo.flat) {
+                snprintf(buf, len,
+                         "not bound: hwloc could not read the host, flat topology of %d core(s)%s",
+                         lb->topo.ncores, lb->ws.oversubscribed ? ", oversubscribed" : "");
+                return;
+        }
+        if (lb->omp_binds) {
+                snprintf(buf, len, "by OpenMP (OMP_PROC_BIND/OMP_PLACES set by the user)");
+                return;
+        }
+        char cpuset[96] = "";
+        if (lb->topo.restricted)
+                snprintf(cpuset, sizeof cpuset,
+                         " (the process may use %d of the machine's %d cores)", lb->topo.ncores,
+                         lb->topo.ncores_machine);
+        int ok = 0, failed = 0, first_err = 0;
+        for (int i = 0; i < lb->ws.n; i++) {
+                if (!lb->ws.w[i].bound_once)
+                        continue;
+                if (lb->ws.w[i].bind_rc == 0)
+                        ok++;
+                else if (lb->ws.w[i].bind_rc < 0) {
+                        failed++;
+                        if (!first_err)
+                                first_err = lb->ws.w[i].bind_rc;
+                }
+        }
+        if (failed)
+                snprintf(buf, len,
+                         "partial: %d of %d workers bound, the others refused (%s) and run where "
+                         "the system puts them%s",
+                         ok, ok + failed, strerror(-first_err), cpuset);
+        else
+                snprintf(buf, len,
+                         "lbomp bound %d workers to %d core(s)%s, spread over %d node(s)%s", ok,
+                         lb->topo.ncores, cpuset, lb->topo.nnodes,
+                         lb->ws.oversubscribed ? ", oversubscribed" : "");
+}
+
+static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t *msgs)
+{
+        *mig = 0;
+        *dec = 0;
+        *msgs = 0;
+        for (size_t i = 0; i < lb->lbs.n; i++) {
+                *mig += lb->lbs.rec[i].pub.migrations;
+                *dec += lb->lbs.rec[i].pub.decision_s;
+                *msgs += lb->lbs.rec[i].pub.messages;
+        }
+}
+
+/* The decentralized part of an LB step: one indented line under the step's row. */
+static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
+{
+        fprintf(out, "  %11s messages %llu (", "", (unsigned long long)r->messages);
+        for (int k = 0; k < LBOMP_MSG_KINDS && r->kind_name[k]; k++)
+                fprintf(out, "%s%s %llu", k ? ", " : "", r->kind_name[k],
+                        (unsigned long long)r->kind_messages[k]);
+        fprintf(out,
+                "), rounds %u (gossip %u, collectives %u), packs %u, rejected %u, forced %u, "
+                "withdrawn %u, span %.3g s\n",
+                r->rounds, r->gossip_rounds, r->collectives, r->packs, r->offers_rejected,
+                r->packs_forced, r->packs_withdrawn, r->span_s);
+}
+
+struct data_totals {
+        uint64_t node_migrations, moves, bytes;
+        double move_cost, seconds;
+};
+
+static void data_totals(const struct lbomp *lb, struct data_totals *d)
+{
+        memset(d, 0, sizeof *d);
+        for (size_t i = 0; i < lb->lbs.n; i++) {
+                const lbomp_lb_stats_t *p = &lb->lbs.rec[i].pub;
+                d->node_migrations += p->node_migrations;
+                d->moves += p->data_moves;
+                d->bytes += p->data_bytes;
+                d->move_cost += p->move_cost;
+                d->seconds += p->data_s;
+        }
+}
+
+/* One line: "energy: <reader note>; packages J over s, W; per domain J" or "energy: unavailable:
+ * <reason>". */
+static void energy_line(const struct lbomp *lb, FILE *out)
+{
+        lbomp_energy_t en;
+        lbomp_energy_get(lb, &en);
+        if (!en.reader) {
+                fprintf(out, "  energy: %s\n", en.note);
+                return;
+        }
+        fprintf(out, "  energy: %s; packages %.4g J over %.3g s, %.4g W", en.note, en.package_j,
+                en.seconds, en.power_w);
+        for (int i = 0; i < lbomp__energy_ndomains(lb->win.energy); i++)
+                fprintf(out, "%s %s %.4g J", i ? "," : ";",
+                        lbomp__energy_domain_name(lb->win.energy, i),
+                        lbomp__energy_total_j(lb->win.energy, i));
+        fputc('\n', out);
+}
+
+int lbomp_report(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        char note[256];
+        binding_note(lb, note, sizeof note);
+        fprintf(out, "lbomp report\n");
+        fprintf(out, "  policy %s, period %d, seed %llu, steal %s\n", lb->cfg.policy->name,
+                lb->cfg.period, (unsigned long long)lb->cfg.seed,
+                lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
+                : lb->cfg.steal == LBOMP__STEAL_NODE ? "node"
+                                                     : "all");
+        fprintf(out, "  topology %s: %d node(s), %d core(s), distances %s\n", lb->topo.name,
+                lb->topo.nnodes, lb->topo.ncores,
+                lb->topo.dist_measured ? "from the topology" : "assumed (10/20)");
+        fprintf(out, "  workers %d; binding: %s\n", lb->ws.n, note);
+        fprintf(out, "  time: %s, %s%s\n", lbomp__clock_name(&lb->clock),
+                lb->cfg.time_wall ? "wall time"
+                                  : "wall time, bounded by each thread's CPU time in the step",
+                lb->ws.oversubscribed ? "; oversubscribed: more workers than cores" : "");
+        fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
+                lb->tasks.nalive, lb->tasks.nlink);
+        uint64_t back = 0;
+        for (int i = 0; i < lb->ws.n; i++)
+                back += lb->ws.w[i].clock_back;
+        if (back)
+                fprintf(out, "  clock: %llu backwards reading(s), counted as 0 s\n",
+                        (unsigned long long)back);
+        energy_line(lb, out);
+        fprintf(out, "  data: %s%s\n",
+                !lb->cfg.move_pages ? "pages stay (LBOMP_MOVE_PAGES=off)"
+                : lb->topo.is_host  ? "registered pages follow their task (move_pages)"
+                                    : "pages counted, not moved (the nodes are the profile's)",
+                lb->data.fn ? "; migrate callback set" : "");
+        /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
+         * after them. */
+        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %s\n",
+                "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
+                "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
+                "note");
+        for (size_t i = 0; i < lb->lbs.n; i++) {
+                const struct lbomp__lbrec *r = &lb->lbs.rec[i];
+                char ej[32] = "-", pw[32] = "-";
+                if (isfinite(r->energy_j))
+                        snprintf(ej, sizeof ej, "%.4g", r->energy_j);
+                if (isfinite(r->power_w))
+                        snprintf(pw, sizeof pw, "%.4g", r->power_w);
+                fprintf(out,
+                        "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
+                        "%10.4g "
+                        "%12.4g %10llu %s\n",
+                        i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
+                        r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
+                        r->pub.apply_s, r->pub.locality_after, ej, pw, r->pub.node_migrations,
+                        r->pub.move_cost, r->pub.locality_before,
+                        (unsigned long long)r->pub.data_bytes,
+                        r->pub.error        ? lbomp_strerror(r->pub.error)
+                        : r->pub.data_error ? strerror(-r->pub.data_error)
+                                            : r->note);
+                if (r->pub.kind_name[0])
+                        report_messages(&r->pub, out);
+        }
+        uint64_t mig, msgs;
+        double dec;
+        totals(lb, &mig, &dec, &msgs);
+        double lam_first = lb->win.n ? lb->win.rec[0].imbalance : NAN;
+        double lam_last = lb->win.n ? lb->win.rec[lb->win.n - 1].imbalance : NAN;
+        fprintf(out,
+                "  total: %zu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
+                "window %.3f, last window %.3f\n",
+                lb->lbs.n, (unsigned long long)mig, dec, (unsigned long long)msgs, lam_first,
+                lam_last);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out,
+                "  locality: link cost first %.6g, last %.6g; %llu migrations across nodes, move "
+                "cost %.6g; data followed %llu tasks, %llu bytes in %.3g s\n",
+                lb->lbs.n ? lb->lbs.rec[0].pub.locality_before : NAN,
+                lb->lbs.n ? lb->lbs.rec[lb->lbs.n - 1].pub.locality_after : NAN,
+                (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
+                (unsigned long long)d.bytes, d.seconds);
+        return 0;
+}
+
+static void json_num(FILE *out, double v)
+{
+        if (isfinite(v))
+                fprintf(out, "%.6g", v);
+        else
+                fputs("null", out);
+}
+
+/* A JSON string: notes carry paths, and a path may hold any byte but NUL. */
+static void json_str(FILE *out, const char *s)
+{
+        if (!s) {
+                fputs("null", out);
+                return;
+        }
+        fputc('"', out);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        fprintf(out, "\\%c", *p);
+                else if (*p < 0x20)
+                        fprintf(out, "\\u%04x", *p);
+                else
+                        fputc(*p, out);
+        }
+        fputc('"', out);
+}
+
+/* {"name":joules,...} over the domains: a window's `j`, or (NULL) the run's totals; null when
+ * there is nothing to say. */
+static void json_domains(FILE *out, const struct lbomp *lb, const double *j)
+{
+        const struct lbomp__energy *e = lb->win.energy;
+        int n = lbomp__energy_ndomains(e);
+        if (n == 0 || (!j && !lbomp__energy_available(e))) {
+                fputs("null", out);
+                return;
+        }
+        fputc('{', out);
+        for (int i = 0; i < n; i++) {
+                if (i)
+                        fputc(',', out);
+                json_str(out, lbomp__energy_domain_name(e, i));
+                fputc(':', out);
+                json_num(out, j ? j[i] : lbomp__energy_total_j(e, i));
+        }
+        fputc('}', out);
+}
+
+int lbomp_report_json(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        uint64_t mig, msgs;
+        double dec;
+        totals(lb, &mig, &dec, &msgs);
+        fprintf(out, "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":",
+                lb->cfg.policy->name, lb->cfg.period, lb->ws.n);
+        json_str(out, lb->topo.name); /* a file name may hold quotes */
+        fprintf(out, ",\"nodes\":%d,\"cores\":%d,", lb->topo.nnodes, lb->topo.ncores);
+        fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
+                (unsigned long long)lb->steps, lb->tasks.nalive, (unsigned long long)mig);
+        json_num(out, dec);
+        struct data_totals d;
+        data_totals(lb, &d);
+        fprintf(out, ",\"messages\":%llu,\"node_migrations\":%llu,\"move_cost\":",
+                (unsigned long long)msgs, (unsigned long long)d.node_migrations);
+        json_num(out, d.move_cost);
+        fprintf(out, ",\"move_pages\":\"%s\",\"data_moves\":%llu,\"data_bytes\":%llu,\"data_s\":",
+                !lb->cfg.move_pages ? "off"
+                : lb->topo.is_host  ? "on"
+                                    : "counted",
+                (unsigned long long)d.moves, (unsigned long long)d.bytes);
+        json_num(out, d.seconds);
+        fprintf(out, ",\"windows\":[");
+        for (size_t i = 0; i < lb->win.n; i++) {
+                fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",
+                        (unsigned long long)lb->win.rec[i].first_step,
+                        (unsigned long long)lb->win.rec[i].steps);
+                json_num(out, lb->win.rec[i].imbalance);
+                fprintf(out, ",\"wall_s\":");
+                json_num(out, lb->win.rec[i].wall_s);
+                fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":",
+                        (unsigned long long)lb->win.rec[i].stolen);
+                json_num(out, lb->win.rec[i].imbalance_run);
+                fprintf(out, ",\"energy_j\":");
+                json_num(out, lb->win.rec[i].energy_j);
+                fprintf(out, ",\"power_w\":");
+                json_num(out, lb->win.rec[i].power_w);
+                fprintf(out, ",\"domains_j\":");
+                if (isfinite(lb->win.rec[i].energy_j) && lb->win.dom_j && i < lb->win.dom_cap)
+                        json_domains(out, lb,
+                                     lb->win.dom_j +
+                                             i * (size_t)lbomp__energy_ndomains(lb->win.energy));
+                else
+                        fputs("null", out);
+                fputc('}', out);
+        }
+        fprintf(out, "],\"lb_steps\":[");
+        for (size_t i = 0; i < lb->lbs.n; i++) {
+                const struct lbomp__lbrec *r = &lb->lbs.rec[i];
+                fprintf(out, "%s{\"step\":%llu,\"imbalance_before\":", i ? "," : "",
+                        (unsigned long long)r->pub.step);
+                json_num(out, r->pub.imbalance_before);
+                fprintf(out, ",\"imbalance_after\":");
+                json_num(out, r->pub.imbalance_after);
+                fprintf(out, ",\"migrations\":%u,\"migrated_bytes\":%llu,\"decision_s\":",
+                        r->pub.migrations, (unsigned long long)r->pub.migrated_bytes);
+                json_num(out, r->pub.decision_s);
+                fprintf(out, ",\"apply_s\":");
+                json_num(out, r->pub.apply_s);
+                fprintf(out, ",\"locality_before\":");
+                json_num(out, r->pub.locality_before);
+                fprintf(out, ",\"locality_after\":");
+                json_num(out, r->pub.locality_after);
+                fprintf(out, ",\"node_migrations\":%u,\"move_cost\":", r->pub.node_migrations);
+                json_num(out, r->pub.move_cost);
+                fprintf(out,
+                        ",\"data_moves\":%u,\"data_bytes\":%llu,\"data_s\":", r->pub.data_moves,
+                        (unsigned long long)r->pub.data_bytes);
+                json_num(out, r->pub.data_s);
+                fprintf(out, ",\"data_error\":%d", r->pub.data_error);
+                fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
+                        (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
+                if (r->pub.kind_name[0]) { /* decentralized policies */
+                        fprintf(out, ",\"messages_by_kind\":{");
+                        for (int k = 0; k < LBOMP_MSG_KINDS && r->pub.kind_name[k]; k++)
+                                fprintf(out, "%s\"%s\":%llu", k ? "," : "", r->pub.kind_name[k],
+                                        (unsigned long long)r->pub.kind_messages[k]);
+                        fprintf(out,
+                                "},\"gossip_rounds\":%u,\"collectives\":%u,\"packs\":%u,"
+                                "\"offers_rejected\":%u,\"packs_forced\":%u,"
+                                "\"packs_withdrawn\":%u,\"span_s\":",
+                                r->pub.gossip_rounds, r->pub.collectives, r->pub.packs,
+                                r->pub.offers_rejected, r->pub.packs_forced,
+                                r->pub.packs_withdrawn);
+                        json_num(out, r->pub.span_s);
+                }
+                fputc('}', out);
+        }
+        lbomp_energy_t en;
+        lbomp_energy_get(lb, &en);
+        fprintf(out, "],\"energy\":{\"reader\":");
+        json_str(out, en.reader);
+        fprintf(out, ",\"note\":");
+        json_str(out, en.note);
+        fprintf(out, ",\"package_j\":");
+        json_num(out, en.package_j);
+        fprintf(out, ",\"seconds\":");
+        json_num(out, en.seconds);
+        fprintf(out, ",\"power_w\":");
+        json_num(out, en.power_w);
+        fprintf(out, ",\"domains_j\":");
+        json_domains(out, lb, NULL);
+        fprintf(out, "}}\n");
+        return 0;
+}

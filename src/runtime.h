@@ -1,0 +1,49 @@
+/*
+ * runtime.h — the runtime object behind lbomp_t: the parts it is made of, each owned by its own
+ * file, and what belongs to the runtime as a whole (the step counter, the result of the last
+ * step). Only the files that implement the public API and the step include it; the parts they use
+ * take their own structures.
+ */
+#ifndef LBOMP_RUNTIME_H
+#define LBOMP_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "config.h"
+#include "lbomp.h"
+#include "lbstep.h"
+#include "migrate.h"
+#include "tasks.h"
+#include "team.h"
+#include "topology.h"
+#include "window.h"
+#include "workers.h"
+
+struct lbomp {
+        struct lbomp__config cfg;
+        struct lbomp__topo topo;
+        struct lbomp__clock clock;
+        struct lbomp__tasks tasks;
+        struct lbomp__workers ws;
+        struct lbomp__team team;
+        struct lbomp__window win;
+        struct lbomp__lbs lbs;
+        struct lbomp__data data;
+        bool started;   /* a step has run: topology and team are fixed */
+        bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
+        uint64_t steps; /* steps completed */
+        /* The step in progress, shared by its team between barriers. */
+        int team_n;      /* threads of the step's team */
+        int prepare_rc;  /* the step could not start: 0 or a negative errno */
+        bool lb_due;     /* this step ends with an LB step */
+        bool step_clean; /* every task of this step ran: its times go into the window */
+        /* The result of the last step: 0 or a negative errno, and its message (under team.lock:
+         * refusals are written by whichever threads were refused). */
+        _Atomic int step_rc;
+        char step_msg[512];
+};
+
+#endif

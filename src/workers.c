@@ -1,0 +1,180 @@
+/*
+ * workers.c — the workers of the team (workers.h): how many, where they run, which tasks each
+ * holds, and whom each steals from. Everything here runs on one thread with no step running,
+ * except binding, which each thread does for itself the first time it runs.
+ */
+#include <errno.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workers.h"
+
+static void worker_free(struct lbomp__worker *w)
+{
+        free(w->tasks);
+        free(w->data);
+        free(w->ticks);
+        free(w->runner);
+        free(w->victims);
+}
+
+/* Victims nearest first: own node, then by distance; within a distance, starting after self so
+ * that thieves spread over victims. LBOMP_STEAL=node keeps only the own node. */
+static void plan_victims(struct lbomp__workers *ws, const struct lbomp__topo *topo,
+                         enum lbomp__steal steal)
+{
+        int P = ws->n, n = topo->nnodes;
+        for (int i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                w->nvictims = 0;
+                for (int k = 1; k < P; k++) {
+                        int v = (i + k) % P;
+                        if (steal == LBOMP__STEAL_NODE && ws->w[v].node != w->node)
+                                continue;
+                        w->victims[w->nvictims++] = (uint32_t)v;
+                }
+                /* insertion sort by distance, stable: keeps the rotation within a distance */
+                for (uint32_t a = 1; a < w->nvictims; a++) {
+                        uint32_t x = w->victims[a];
+                        double dx = topo->dist[w->node * n + ws->w[x].node];
+                        uint32_t b = a;
+                        while (b > 0 &&
+                               topo->dist[w->node * n + ws->w[w->victims[b - 1]].node] > dx) {
+                                w->victims[b] = w->victims[b - 1];
+                                b--;
+                        }
+                        w->victims[b] = x;
+                }
+        }
+}
+
+void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *topo,
+                          enum lbomp__steal steal)
+{
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                w->core = lbomp__topo_spread_core(topo, i, ws->n);
+                w->node = topo->core_node[w->core];
+                w->bound_once = false;
+        }
+        ws->oversubscribed = ws->n > (topo->is_host ? topo->npus_allowed : topo->ncores);
+        /* A profile's cores are not ours: the threads share the host's PUs. */
+        if (!topo->is_host && ws->n > omp_get_num_procs())
+                ws->oversubscribed = true;
+        plan_victims(ws, topo, steal);
+}
+
+int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks *tasks,
+                          const struct lbomp__topo *topo, enum lbomp__steal steal)
+{
+        /* Everything that can fail first: the old workers stay whole until the new ones exist. */
+        struct lbomp__worker *w = NULL;
+        if (posix_memalign((void **)&w, LBOMP__CACHELINE, (size_t)n * sizeof *w) != 0)
+                return -ENOMEM;
+        int keep = n < ws->n ? n : ws->n;
+        memset(w, 0, (size_t)n * sizeof *w);
+        for (int i = 0; i < n; i++) {
+                w[i].victims = malloc((size_t)n * sizeof *w[i].victims);
+                if (!w[i].victims) {
+                        for (int j = 0; j < i; j++)
+                                free(w[j].victims);
+                        free(w);
+                        return -ENOMEM;
+                }
+        }
+        for (int i = 0; i < keep; i++) {
+                uint32_t *victims = w[i].victims;
+                free(ws->w[i].victims);
+                memcpy(&w[i], &ws->w[i], sizeof w[i]);
+                w[i].victims = victims;
+        }
+        for (int i = keep; i < ws->n; i++)
+                worker_free(&ws->w[i]);
+        free(ws->w);
+        ws->w = w;
+        /* Tasks of workers that are gone wait for a new home. */
+        for (uint32_t t = 0; t < tasks->n && n < ws->n; t++)
+                if (tasks->task[t].worker != LBOMP__REMOVED && tasks->task[t].worker >= (uint32_t)n)
+                        tasks->task[t].worker = LBOMP__PENDING;
+        ws->n = n;
+        lbomp__workers_place(ws, topo, steal);
+        tasks->dirty = true;
+        return 0;
+}
+
+int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
+{
+        uint32_t P = (uint32_t)ws->n;
+        /* Room first, so that a failure leaves the mapping as it was. */
+        uint32_t *count = calloc(P, sizeof *count);
+        if (!count)
+                return -ENOMEM;
+        uint32_t npending = 0, k = 0;
+        for (uint32_t t = 0; t < tasks->n; t++) {
+                uint32_t wi = tasks->task[t].worker;
+                if (wi == LBOMP__PENDING)
+                        npending++;
+                else if (wi < P)
+                        count[wi]++;
+        }
+        for (uint32_t t = 0; t < tasks->n && npending; t++)
+                if (tasks->task[t].worker == LBOMP__PENDING)
+                        count[(uint64_t)k++ * P / npending]++;
+        for (uint32_t i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (count[i] > w->cap || !w->tasks) {
+                        uint32_t cap = count[i] > 2 * w->cap ? count[i] : 2 * w->cap;
+                        if (cap < 16)
+                                cap = 16;
+                        if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->data, cap) ||
+                            LBOMP__GROW(w->ticks, cap) || LBOMP__GROW(w->runner, cap)) {
+                                free(count);
+                                return -ENOMEM;
+                        }
+                        w->cap = cap;
+                }
+                w->n = 0;
+        }
+        free(count);
+        k = 0;
+        for (uint32_t t = 0; t < tasks->n && npending; t++)
+                if (tasks->task[t].worker == LBOMP__PENDING)
+                        tasks->task[t].worker = (uint32_t)((uint64_t)k++ * P / npending);
+        for (uint32_t t = 0; t < tasks->n; t++) {
+                uint32_t wi = tasks->task[t].worker;
+                if (wi >= P)
+                        continue;
+                struct lbomp__worker *w = &ws->w[wi];
+                w->tasks[w->n] = t;
+                w->data[w->n] = tasks->task[t].data;
+                w->ticks[w->n] = 0;
+                w->runner[w->n] = wi;
+                w->n++;
+        }
+        tasks->dirty = false;
+        return 0;
+}
+
+void lbomp__workers_bind(struct lbomp__workers *ws, int wi, const struct lbomp__topo *topo,
+                         bool omp_binds)
+{
+        struct lbomp__worker *w = &ws->w[wi];
+        if (w->bound_once)
+                return;
+        w->bound_once = true;
+        if (omp_binds || !topo->is_host || topo->flat) {
+                w->bind_rc = 1;
+                return;
+        }
+        w->bind_rc = lbomp__topo_bind(topo, w->core);
+}
+
+void lbomp__workers_free(struct lbomp__workers *ws)
+{
+        for (int i = 0; i < ws->n; i++)
+                worker_free(&ws->w[i]);
+        free(ws->w);
+        ws->w = NULL;
+        ws->n = 0;
+}

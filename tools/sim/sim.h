@@ -1,0 +1,56 @@
+/*
+ * sim.h — what the parts of lbomp-sim share: its options (options.c), the synthetic workload
+ * (world.c), and the runner (main.c). See main.c for what the tool is.
+ */
+#ifndef LBOMP_SIM_H
+#define LBOMP_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy.h"
+#include "snapshot.h"
+
+#define MAX_POLICIES 32
+#define MAX_TASKS    100000000L
+#define MAX_CORES    4096
+
+enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST, LOAD_LBTEST_IID };
+enum links { LINKS_NONE, LINKS_RING, LINKS_MESH2D, LINKS_MESH3D };
+
+extern const char *const sim_load_names[];
+
+struct opts {
+        const char *trace, *profile, *record;
+        const char *load_name, *links_name;
+        enum load load;
+        enum links links;
+        long ring_k;
+        long tasks, cores, repeat;
+        uint64_t seed;
+        bool seed_set, json, verify;
+        double task_bytes, link_bytes, base_us;
+        const struct lbomp__policy *pol[MAX_POLICIES];
+        int npol;
+};
+
+/* Parses argv into *o; -1 after printing why (exit 2), 1 after --help (exit 0). */
+int sim_parse(struct opts *o, int argc, char **argv);
+
+struct world {
+        const struct lbomp__snap *s;
+        struct lbomp__snapbuf *sb;
+        struct lbomp__params params;
+        char topo_name[256];
+        uint32_t nworkers, nnodes, ncores;
+        double *dist;
+        int32_t *wnode, *wcore;
+};
+
+/* Builds the synthetic snapshot of --tasks/--load/--links on --profile or --cores. 0, -ENOMEM or
+ * -EINVAL (message printed). */
+int sim_build_world(struct world *w, const struct opts *o);
+void sim_world_free(struct world *w);
+
+#endif

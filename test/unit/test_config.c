@@ -4,7 +4,11 @@
  * are checked the same way.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lbomp.h"
@@ -16,7 +20,7 @@ static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",       
                                        "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
                                        "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
                                        "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
-                                       "LBOMP_TRACE"};
+                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT"};
 
 static void clear_env(void)
 {
@@ -53,6 +57,117 @@ static void good(const char *var, const char *value)
         int rc = lbomp_create(&lb);
         if (rc != 0)
                 FAIL("%s='%s' refused: %s", var, value, lbomp_last_error());
+        lbomp_destroy(lb);
+}
+
+/* A setter accepts exactly the values its variable accepts; a refusal names the setter and the
+ * variable and changes nothing. */
+static void setters_are_the_variables(void)
+{
+        static const struct {
+                const char *var, *setter;
+                double values[10];
+                int n;
+        } cases[] = {
+                {"LBOMP_PERIOD", "lbomp_set_period", {0, 1, 10, 1e9, 1e9 + 1, 2e9, -3}, 7},
+                {"LBOMP_TOLERANCE", "lbomp_set_tolerance", {1e-9, 1e-6, 0.05, 1, 1.0001, 0, -1}, 7},
+                {"LBOMP_FANOUT", "lbomp_set_fanout", {0, 1, 64, 65, -1}, 5},
+                {"LBOMP_RETRIES", "lbomp_set_retries", {-1, 0, 2, 64, 65}, 5},
+                {"LBOMP_VERBOSE", "lbomp_set_verbose", {-1, 0, 2, 3}, 4},
+                {"LBOMP_STEP_TIMEOUT", "lbomp_set_step_timeout", {-1, 0, 0.5, 86400, 86401}, 5},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+                for (int i = 0; i < cases[c].n; i++) {
+                        double v = cases[c].values[i];
+                        char text[64];
+                        snprintf(text, sizeof text, "%.17g", v);
+                        clear_env();
+                        setenv(cases[c].var, text, 1);
+                        lbomp_t *lb = NULL;
+                        int env_rc = lbomp_create(&lb);
+                        lbomp_destroy(lb);
+                        clear_env();
+                        ASSERT_EQ(lbomp_create(&lb), 0);
+                        int rc;
+                        const char *var = cases[c].var;
+                        if (strcmp(var, "LBOMP_PERIOD") == 0)
+                                rc = v > 2147483647.0 ? -EINVAL : lbomp_set_period(lb, (int)v);
+                        else if (strcmp(var, "LBOMP_TOLERANCE") == 0)
+                                rc = lbomp_set_tolerance(lb, v);
+                        else if (strcmp(var, "LBOMP_FANOUT") == 0)
+                                rc = lbomp_set_fanout(lb, (int)v);
+                        else if (strcmp(var, "LBOMP_RETRIES") == 0)
+                                rc = lbomp_set_retries(lb, (int)v);
+                        else if (strcmp(var, "LBOMP_VERBOSE") == 0)
+                                rc = lbomp_set_verbose(lb, (int)v);
+                        else
+                                rc = lbomp_set_step_timeout(lb, v);
+                        if (rc != env_rc)
+                                FAIL("%s(%s) returned %d where %s=%s gives %d", cases[c].setter,
+                                     text, rc, var, text, env_rc);
+                        if (rc != 0) {
+                                ASSERT_STR_CONTAINS(lbomp_last_error(), cases[c].setter);
+                                ASSERT_STR_CONTAINS(lbomp_last_error(), var);
+                        }
+                        lbomp_destroy(lb);
+                }
+}
+
+/* A topology file that is not a regular file, or far too large, is refused at once. */
+static void topology_files(void)
+{
+        double t0 = (double)clock() / CLOCKS_PER_SEC;
+        bad("LBOMP_TOPOLOGY", "/dev/zero", -EINVAL, "not a regular file", "character device");
+        bad("LBOMP_TOPOLOGY", "/tmp", -EINVAL, "not a regular file", "directory");
+        char fifo[] = "/tmp/lbomp-fifo-XXXXXX";
+        int fd = mkstemp(fifo);
+        ASSERT(fd >= 0);
+        close(fd);
+        unlink(fifo);
+        ASSERT_EQ(mkfifo(fifo, 0600), 0);
+        bad("LBOMP_TOPOLOGY", fifo, -EINVAL, "pipe", NULL);
+        unlink(fifo);
+        char big[] = "/tmp/lbomp-big-XXXXXX";
+        fd = mkstemp(big);
+        ASSERT(fd >= 0);
+        ASSERT_EQ(ftruncate(fd, 100L << 20), 0); /* sparse: 100 MB of nothing */
+        close(fd);
+        bad("LBOMP_TOPOLOGY", big, -EFBIG, "bytes", NULL);
+        unlink(big);
+        ASSERT_DLE((double)clock() / CLOCKS_PER_SEC - t0, 2.0);
+        clear_env();
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_topology(lb, "/dev/zero"), -EINVAL);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "not a regular file");
+        lbomp_destroy(lb);
+}
+
+/* One code, one meaning: every code has its own text and name; task placement and a failed
+ * policy are told apart. */
+static void error_map(void)
+{
+        static const int codes[] = {EINVAL,    ENOMEM, ENOENT,    ENOTSUP, EBUSY, EPERM,
+                                    ETIMEDOUT, EINTR,  ECANCELED, EAGAIN,  ELOOP, EINPROGRESS,
+                                    ESTALE,    EFBIG,  EIO,       EFAULT};
+        size_t n = sizeof codes / sizeof codes[0];
+        for (size_t i = 0; i < n; i++) {
+                ASSERT(strcmp(lbomp_strerror(-codes[i]), "unknown error") != 0);
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(lbomp_strerror(-codes[i]), lbomp_strerror(-codes[j])) == 0)
+                                FAIL("codes %d and %d share the text \"%s\"", codes[i], codes[j],
+                                     lbomp_strerror(-codes[i]));
+        }
+        ASSERT(strcmp(lbomp_err_name(-EINPROGRESS), "EINPROGRESS") == 0);
+        ASSERT(strcmp(lbomp_err_name(0), "OK") == 0);
+        ASSERT(strcmp(lbomp_strerror(-EACCES), "unknown error") != 0); /* a file errno */
+        clear_env();
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        int x = 0;
+        lbomp_id_t id;
+        ASSERT_EQ(lbomp_task_add(lb, &x, 8, LBOMP_NODE_ANY, &id), 0);
+        ASSERT_EQ(lbomp_task_worker(lb, id), -EINPROGRESS);
         lbomp_destroy(lb);
 }
 
@@ -147,6 +262,9 @@ int main(int argc, char **argv)
         lbomp_destroy(lb);
         lbomp_destroy(NULL);
         ASSERT(strcmp(lbomp_strerror(-ENOENT), "unknown error") != 0);
+        setters_are_the_variables();
+        topology_files();
+        error_map();
         printf("config: ok\n");
         return 0;
 }

@@ -161,8 +161,37 @@ static void test_refine_ratio_on_the_grid(void)
         synth_free(&y);
 }
 
+/* Degenerate snapshots (no task, one task, one worker, a worker with no task): every policy gives a
+ * valid plan, and under UBSan no library call gets a NULL pointer (memcpy/memset of 0 bytes). */
+static void test_degenerate(void)
+{
+        static const uint32_t tasks[] = {0, 1, 3};
+        static const uint32_t workers[] = {1, 2, 5};
+        for (size_t i = 0; i < lbomp__policy_count(); i++) {
+                const struct lbomp__policy *p = lbomp__policy_at(i);
+                for (size_t a = 0; a < 3; a++)
+                        for (size_t b = 0; b < 3; b++) {
+                                struct synth y;
+                                ASSERT_EQ(
+                                        synth_make(&y, tasks[a], workers[b], 1, SYNTH_LINEAR, 0, 7),
+                                        0);
+                                uint32_t *dest = calloc(tasks[a] + 1, sizeof *dest);
+                                struct lbomp__pstats st;
+                                memset(&st, 0, sizeof st);
+                                int rc = lbomp__policy_run_offline(p, &y.s, dest, &st);
+                                if (rc != 0)
+                                        FAIL("%s on %u tasks, %u workers: %d", p->name, tasks[a],
+                                             workers[b], rc);
+                                ASSERT_EQ(lbomp__plan_check(&y.s, dest, NULL), 0);
+                                free(dest);
+                                synth_free(&y);
+                        }
+        }
+}
+
 int main(void)
 {
+        test_degenerate();
         test_all_loads();
         test_refine_moves_less_on_mild_imbalance();
         test_refine_loosens_when_stuck();

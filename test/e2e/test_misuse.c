@@ -1,0 +1,230 @@
+/*
+ * test_misuse.c — a misuse of the step ends in an error with a message that says what happened,
+ * never in a hang, a task run twice, or a step that silently ran nothing. One subcommand per
+ * misuse, each a meson test with a timeout of seconds:
+ *   single, master   LBOMP_FOR_EACH_TASK inside `single` / `master`: refused after the step
+ *                    timeout (the runtime then refuses every later step at once)
+ *   nested           two nested teams enter the same runtime at once: no task runs twice in a
+ *                    step, the second team is refused (-EBUSY)
+ *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
+ *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
+ *   break            a thread breaks out of its loop after 3 tasks, 200 steps: every step reports
+ *                    the tasks that did not run (-EINTR), and their number does not grow
+ * Usage: test_misuse ITEM
+ */
+#include <errno.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lbomp.h"
+#include "test.h"
+
+#define NTASKS 64
+
+struct task {
+        _Atomic long runs;
+        double x;
+};
+
+static struct task task[NTASKS];
+
+static double now_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void work(struct task *t)
+{
+        atomic_fetch_add_explicit(&t->runs, 1, memory_order_relaxed);
+        for (int i = 0; i < 2000; i++)
+                t->x = t->x * 0.9999999 + 1e-7;
+}
+
+static void cb(void *data, lbomp_id_t id, void *arg)
+{
+        (void)id;
+        (void)arg;
+        work(data);
+}
+
+static lbomp_t *create(int workers)
+{
+        lbomp_t *lb;
+        if (lbomp_create(&lb) != 0)
+                FAIL("lbomp_create: %s", lbomp_last_error());
+        ASSERT_EQ(lbomp_set_workers(lb, workers), 0);
+        ASSERT_EQ(lbomp_set_period(lb, 2), 0);
+        for (int i = 0; i < NTASKS; i++) {
+                atomic_store(&task[i].runs, 0);
+                ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
+        }
+        return lb;
+}
+
+static long max_runs(void)
+{
+        long mx = 0;
+        for (int i = 0; i < NTASKS; i++)
+                if (atomic_load(&task[i].runs) > mx)
+                        mx = atomic_load(&task[i].runs);
+        return mx;
+}
+
+static void run_ok_step(lbomp_t *lb)
+{
+#pragma omp parallel num_threads(2)
+        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                work(t);
+        ASSERT_EQ(lbomp_last_step(lb), 0);
+}
+
+/* `single` or `master`: one thread of two runs the loop; the step is refused after the timeout,
+ * nothing ran, and every later step is refused at once. */
+static void construct_then_refused(const char *which)
+{
+        lbomp_t *lb = create(2);
+        run_ok_step(lb);
+        double t0 = now_s();
+        if (strcmp(which, "single") == 0) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+                LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                        work(t);
+        } else {
+#pragma omp parallel num_threads(2)
+#pragma omp master
+                LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                        work(t);
+        }
+        double took = now_s() - t0;
+        ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
+        printf("%s: refused after %.2f s: %s\n", which, took, lbomp_last_error());
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "single");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "master");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "only 1 of the 2 threads");
+        ASSERT_EQ(max_runs(), 1); /* refused: no task of the step ran */
+        ASSERT_DLE(took, 8.0);
+        /* Every later step is refused at once, in both forms, and runs nothing. */
+        t0 = now_s();
+#pragma omp parallel num_threads(2)
+        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                work(t);
+        ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
+        ASSERT_EQ(lbomp_step(lb, cb, NULL), -ETIMEDOUT);
+        ASSERT_DLE(now_s() - t0, 1.0);
+        ASSERT_EQ(max_runs(), 1);
+        lbomp_destroy(lb);
+}
+
+/* Two nested teams on one runtime: never a task twice in a step; the second team is refused. */
+static void t_nested(void)
+{
+        omp_set_max_active_levels(2);
+        lbomp_t *lb = create(2);
+        run_ok_step(lb);
+        double t0 = now_s();
+        for (int rep = 0; rep < 5; rep++) {
+                long before = max_runs();
+#pragma omp parallel num_threads(2)
+                {
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                work(t);
+                }
+                /* At most one team's step ran: every task at most once more. */
+                for (int i = 0; i < NTASKS; i++)
+                        ASSERT_LE(atomic_load(&task[i].runs), before + 1);
+        }
+        ASSERT_EQ(lbomp_last_step(lb), -EBUSY);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "second OpenMP team");
+        printf("nested: %s\n", lbomp_last_error());
+        ASSERT_DLE(now_s() - t0, 10.0);
+        lbomp_destroy(lb);
+}
+
+static void t_outside(void)
+{
+        lbomp_t *lb = create(2);
+        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                work(t);
+        ASSERT_EQ(lbomp_last_step(lb), -EPERM);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "outside a parallel region");
+        ASSERT_EQ(max_runs(), 0);
+        /* Not a poison: a correct step runs afterwards. */
+        run_ok_step(lb);
+        ASSERT_EQ(max_runs(), 1);
+        lbomp_destroy(lb);
+}
+
+static void t_step_in_region(void)
+{
+        lbomp_t *lb = create(2);
+        int rc[2] = {0, 0};
+#pragma omp parallel num_threads(2)
+        rc[omp_get_thread_num()] = lbomp_step(lb, cb, NULL);
+        ASSERT_EQ(rc[0], -EPERM);
+        ASSERT_EQ(rc[1], -EPERM);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "inside a parallel region");
+        ASSERT(strcmp(lbomp_strerror(-EPERM), lbomp_strerror(-EBUSY)) != 0);
+        ASSERT_EQ(max_runs(), 0);
+        ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
+        ASSERT_EQ(max_runs(), 1);
+        lbomp_destroy(lb);
+}
+
+/* One thread breaks out after 3 tasks in every step: each step says so, nothing piles up. */
+static void t_break(void)
+{
+        lbomp_t *lb = create(2);
+        ASSERT_EQ(lbomp_set_policy(lb, "greedy"), 0);
+        long first = -1, last = -1;
+        for (int step = 0; step < 200; step++) {
+                long ran[2] = {0, 0};
+#pragma omp parallel num_threads(2)
+                {
+                        int self = omp_get_thread_num();
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
+                                work(t);
+                                if (++ran[self] == 3 && self == 1)
+                                        break;
+                        }
+                }
+                long skipped = NTASKS - ran[0] - ran[1];
+                ASSERT_GT(skipped, 0);
+                ASSERT_EQ(lbomp_last_step(lb), -EINTR);
+                char want[64];
+                snprintf(want, sizeof want, "before %ld of its", skipped);
+                ASSERT_STR_CONTAINS(lbomp_last_error(), want);
+                if (first < 0)
+                        first = skipped;
+                last = skipped;
+        }
+        printf("break: skipped %ld at the first step, %ld at the last\n", first, last);
+        ASSERT_LE(last, first);
+        lbomp_destroy(lb);
+}
+
+int main(int argc, char **argv)
+{
+        ASSERT(argc > 1);
+        const char *item = argv[1];
+        if (strcmp(item, "single") == 0 || strcmp(item, "master") == 0)
+                construct_then_refused(item);
+        else if (strcmp(item, "nested") == 0)
+                t_nested();
+        else if (strcmp(item, "outside") == 0)
+                t_outside();
+        else if (strcmp(item, "step-in-region") == 0)
+                t_step_in_region();
+        else if (strcmp(item, "break") == 0)
+                t_break();
+        else
+                FAIL("unknown item %s", item);
+        printf("%s: ok\n", item);
+        return 0;
+}

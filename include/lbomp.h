@@ -24,7 +24,7 @@
  *   -EAGAIN       the policy could not complete; the mapping was kept (lbomp_lb_stats_t.error)
  *   -ELOOP        a decentralized policy did not end; the mapping was kept (idem)
  *   -EINPROGRESS  the task is not placed yet: it gets its worker at the next step
- *   -ESTALE       the task id was removed
+ *   -ESTALE       the task id was removed (ids are never reused)
  *   -EFBIG        a file too large (LBOMP_TOPOLOGY)
  *   -EIO          a file could not be read or written
  *   -EFAULT       an internal inconsistency (a bug in lbomp: please report it)
@@ -36,7 +36,8 @@
  *
  * Thread-safety: a runtime handle is used by one thread outside parallel regions (create, add,
  * link, set, report, destroy). Inside a step, every thread of the OpenMP team calls the iterator
- * functions for its own worker only; no other call is allowed while a step runs.
+ * functions for its own worker only; no other call is allowed while a step runs (a thread of the
+ * team is inside it: between its first task and the end of the step's barrier).
  *
  * Environment variables set defaults when lbomp_create() runs; the API setters override them
  * (the OpenMP convention). See README.md for the table of LBOMP_* variables.
@@ -53,13 +54,18 @@ extern "C" {
 #endif
 
 #define LBOMP_VERSION_MAJOR 0
-#define LBOMP_VERSION_MINOR 1
+#define LBOMP_VERSION_MINOR 2
 #define LBOMP_VERSION_PATCH 0
 
 /** Opaque runtime handle. */
 typedef struct lbomp lbomp_t;
 
-/** Task identifier: dense, 0 .. number of tasks added - 1. */
+/**
+ * Task identifier. Ids are handed out in increasing order from 0 (the nth task added gets n - 1)
+ * and are never reused: a removed id is refused for the rest of the run (-ESTALE), while the
+ * runtime's memory and step time follow the tasks alive, not the ids ever handed out. A runtime
+ * hands out at most 2^32 - 2 ids.
+ */
 typedef uint32_t lbomp_id_t;
 
 /** "No preference" for a task's home NUMA node. */
@@ -181,21 +187,25 @@ void lbomp_policy_help(FILE *out);
 int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_id_t *id);
 
 /**
- * Removes a task: it no longer runs. Its id is not reused. -ENOENT if it does not exist.
+ * Removes a task: it no longer runs, its links are gone, and its slot in lbomp's tables is reused
+ * by a later lbomp_task_add() (its id never is). Returns 0, -ENOENT (no task ever had this id),
+ * -ESTALE (the task was removed already), -EBUSY.
  */
 int lbomp_task_remove(lbomp_t *lb, lbomp_id_t id);
 
-/** Number of task ids handed out so far (removed ones included). */
+/** Number of live tasks (added and not removed). 0 for NULL. */
 uint32_t lbomp_task_count(const lbomp_t *lb);
 
 /**
- * Declares that tasks a and b exchange `bytes` per step (undirected; repeated calls add up).
- * -ENOENT if either task does not exist, -EINVAL if a == b, -ENOMEM.
+ * Declares that tasks a and b exchange `bytes` per step (undirected; repeated calls add up). The
+ * link lasts while both tasks live.
+ * -ENOENT / -ESTALE if either task does not exist / was removed, -EINVAL if a == b, -ENOMEM.
  */
 int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes);
 
-/** Worker that currently holds task `id`; -ENOENT (no such task), -EINPROGRESS (added since the
- * last step: it gets its worker at the next step, or at lbomp_task_alloc()). */
+/** Worker that currently holds task `id`; -ENOENT (no such task), -ESTALE (removed),
+ * -EINPROGRESS (added since the last step: it gets its worker at the next step, or at
+ * lbomp_task_alloc()). */
 int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id);
 
 /* ---------------------------------------------------------------------------------------------
@@ -226,7 +236,7 @@ void lbomp_free(void *p, size_t bytes);
  * Allocates `bytes` for task `id` on the node of its worker and registers it as the task's memory
  * (lbomp_task_set_memory) with that node as its home. Tasks added since the last step get their
  * worker now, as the next step would give it, so add every task first and allocate afterwards.
- * Returns 0 and the memory in *out, -ENOENT (no such task), and the errors of
+ * Returns 0 and the memory in *out, -ENOENT (no such task), -ESTALE (removed), and the errors of
  * lbomp_alloc_on_node().
  */
 int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out);
@@ -237,7 +247,7 @@ int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out);
  * migration of the task moves its pages to its new node whatever the old one was); a node given
  * here also becomes the task's home node (lbomp_task_add). Pages are whole: the first and last
  * page of the range move even when they also hold other data. addr NULL (or bytes 0) forgets the
- * registration. Returns 0, -ENOENT (no such task), -EINVAL (node out of range).
+ * registration. Returns 0, -ENOENT (no such task), -ESTALE (removed), -EINVAL (node out of range).
  */
 int lbomp_task_set_memory(lbomp_t *lb, lbomp_id_t id, void *addr, size_t bytes, int node);
 
@@ -295,24 +305,34 @@ int lbomp_last_step(const lbomp_t *lb);
  *
  *     LBOMP_FOR_EACH_TASK(lb, struct cell *, c) { update(c); }
  *
- * which takes this thread's tasks one by one, times each one, and ends with the step barrier, so
- * every thread of the team must run the loop: inside `single`, `master` or `masked`, or outside a
- * parallel region, the step is refused (lbomp_last_step()), it never hangs nor runs a task twice.
- * A `break` ends the thread's part of the step: its remaining tasks do not run in this step, and
- * the step reports how many (-EINTR from lbomp_last_step()).
+ * which takes this thread's tasks one by one and ends with the step barrier, so every thread of
+ * the team must run the loop. A team that ran the previous step enters the next one without
+ * waiting for the others (the barrier at its end is the only one, as with `#pragma omp for`); a
+ * new team, or one whose tasks or size changed, meets first. Inside `single`, `master` or
+ * `masked`, or outside a parallel region, the step is refused (lbomp_last_step()): it never hangs
+ * nor runs a task twice. With the team gathered (its first step, or after tasks changed) no task
+ * of a refused step runs; a step entered without gathering is refused at its end, and the tasks
+ * of the threads that never came did not run (the message says how many).
+ * A `break` ends the thread's part of the step: its remaining tasks do not run in this step (other
+ * threads may still steal some of them), and the step reports how many did not run (-EINTR from
+ * lbomp_last_step()). `lbomp_it_.id` is the id of the current task.
  * The region may also contain the loop over steps. The iterator below is what the macro expands
- * to; its fields are internal except `id`, the id of the task just returned.
+ * to; its fields are internal except `id`, the id of the task just returned. Its layout may change
+ * from one minor version to the next while the version is 0.x (the fast path is inline).
  */
 typedef struct lbomp_iter {
-        lbomp_t *lb;
-        void *w;        /* internal: this thread's worker */
-        uint64_t t0;    /* internal: start of the running task */
-        uint64_t busy;  /* internal: time in tasks so far this step */
-        uint64_t *slot; /* internal: where the running task's time goes */
-        int64_t pos;    /* internal */
-        lbomp_id_t id;  /* id of the task just returned by lbomp_iter_next() */
-        int active;     /* internal: 1 until lbomp_iter_end() */
-        int mode;       /* internal */
+        lbomp_id_t id;         /* id of the task just returned by lbomp_iter_next() */
+        int fast;              /* internal: positions [pos, end) are taken inline, untimed */
+        int64_t pos, end;      /* internal: the run of positions being taken */
+        const lbomp_id_t *ids; /* internal: this worker's task ids */
+        void *const *data;     /* internal: their user pointers */
+        lbomp_t *lb;           /* internal */
+        void *w;               /* internal: this thread's worker */
+        uint64_t *slot;        /* internal: where the running task's time goes (timed steps) */
+        uint64_t t0, busy;     /* internal: start of the running task, time in tasks */
+        uint32_t victim;       /* internal: owner of the stolen task running */
+        int mode, par;         /* internal */
+        int active;            /* internal: 1 until lbomp_iter_end() */
 } lbomp_iter_t;
 
 /** Enters the step on the calling thread's worker. Called by every thread of the team. */
@@ -322,10 +342,22 @@ void *lbomp_iter_next(lbomp_iter_t *it);
 /** Ends the step for this thread: records its loads and waits at the step barrier. */
 void lbomp_iter_end(lbomp_iter_t *it);
 
+/** What LBOMP_FOR_EACH_TASK calls: lbomp_iter_next(), with its untimed path inline. */
+static inline void *lbomp_iter_next_fast(lbomp_iter_t *it)
+{
+        int64_t p = it->pos;
+        if (it->fast && p < it->end) {
+                it->pos = p + 1;
+                it->id = it->ids[p];
+                return it->data[p];
+        }
+        return lbomp_iter_next(it);
+}
+
 #define LBOMP_FOR_EACH_TASK(lb, type, var)                                                         \
         for (lbomp_iter_t lbomp_it_ = lbomp_iter_begin(lb); lbomp_it_.active;                      \
              lbomp_iter_end(&lbomp_it_))                                                           \
-                for (type var; (var = (type)lbomp_iter_next(&lbomp_it_)) != NULL;)
+                for (type var; (var = (type)lbomp_iter_next_fast(&lbomp_it_)) != NULL;)
 
 /* ---------------------------------------------------------------------------------------------
  * Statistics and report
@@ -390,7 +422,28 @@ typedef struct lbomp_window_stats {
          * its background), while `imbalance` charges every task to its owner. Equal without
          * stealing; lower with it when stealing absorbed part of the imbalance. */
         double imbalance_run;
+        /* Since 0.2. λ of every step (max over workers of the step's owned load / their mean),
+         * averaged over the window's steps, and its maximum: a hotspot that moves within the
+         * window is imbalanced here while `imbalance`, of the loads summed over the window, looks
+         * balanced. The same mean for the loads the workers carried (what stealing left). Each
+         * step's values: lbomp_step_get(). */
+        double imbalance_step_mean;
+        double imbalance_step_max;
+        double imbalance_run_step_mean;
+        /* Steps whose tasks were timed one by one: the last ones, which the decision reads. */
+        uint64_t timed_steps;
 } lbomp_window_stats_t;
+
+/** One step (since 0.2). Loads are each worker's wall time in the step, or its CPU time where it
+ * was read (steps of 100 µs or more, or an oversubscribed team). */
+typedef struct lbomp_step_stats {
+        uint64_t step;
+        double imbalance;     /* max over workers of its owned load (its own tasks, whoever ran
+                                 them) / their mean */
+        double imbalance_run; /* the same for what each worker carried */
+        uint64_t skipped;     /* tasks that did not run in it (a break): then its loads were not
+                                 used for balancing */
+} lbomp_step_stats_t;
 
 /*
  * The statistics getters take the size of the caller's struct (pass sizeof *out): fields are only
@@ -410,6 +463,9 @@ size_t lbomp_window_count(const lbomp_t *lb);
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size);
 /** Steps run so far. */
 uint64_t lbomp_steps(const lbomp_t *lb);
+/** Copies step `step` (0 .. lbomp_steps() - 1) into *out (`size` = sizeof *out). -ENOENT if it
+ * did not run, -EINVAL for NULL or size 0. */
+int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, size_t size);
 
 /**
  * Energy read from the processor's counters (RAPL) since lbomp_create(). Counters are read at

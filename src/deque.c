@@ -1,45 +1,57 @@
 /*
- * deque.c — a worker's task deque for one step: Chase-Lev over a fixed array.
+ * deque.c — a worker's task deque for one step: Chase-Lev over positions, with monotonic indices
+ * (deque.h says why) and batched pops by the owner.
  *
- * The owner refills it at the start of a step (no thief runs then) and pops from the bottom;
- * thieves steal from the top. Memory orders follow Lê, Pop, Cohen and Zappa Nardelli, "Correct and
- * efficient work-stealing for weak memory models" (PPoPP 2013); each fence names the one it pairs
- * with. The array never grows during a step, so no buffer is ever swapped under a thief.
+ * Memory orders follow Lê, Pop, Cohen and Zappa Nardelli, "Correct and efficient work-stealing for
+ * weak memory models" (PPoPP 2013); each fence names the one it pairs with. A batch pop is the
+ * paper's pop with bottom lowered by k instead of 1: after the fence, every index above the top
+ * it reads is the owner's, and the index equal to it, if in the batch, is raced for with the
+ * thieves' compare-and-swap, exactly as the paper's last item.
  */
 #include "deque.h"
 
-void lbomp__deque_reset(struct lbomp__deque *d, const uint32_t *items, int64_t n)
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t n)
 {
-        d->items = items;
-        atomic_store_explicit(&d->top, 0, memory_order_relaxed);
-        /* Release: a thief that reads this bottom (acquire in steal) sees items and top. */
-        atomic_store_explicit(&d->bottom, n, memory_order_release);
+        /* Empty: top == bottom, and no thief can move top (its CAS needs top < bottom). */
+        int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+        atomic_store_explicit(&d->last, t + n - 1, memory_order_relaxed);
+        /* Release: a thief that reads this bottom (acquire in steal) sees `last`. */
+        atomic_store_explicit(&d->bottom, t + n, memory_order_release);
 }
 
-enum lbomp__take lbomp__deque_pop(struct lbomp__deque *d, int64_t *pos)
+int64_t lbomp__deque_size(struct lbomp__deque *d)
 {
-        int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
-        atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-        /* Pairs with the seq_cst fence in steal: either the thief sees the smaller bottom, or we
-         * see its larger top. */
+        int64_t n = atomic_load_explicit(&d->bottom, memory_order_relaxed) -
+                    atomic_load_explicit(&d->top, memory_order_relaxed);
+        return n > 0 ? n : 0;
+}
+
+int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first)
+{
+        int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+        int64_t nb = b - k;
+        atomic_store_explicit(&d->bottom, nb, memory_order_relaxed);
+        /* Pairs with the seq_cst fence in steal: either the thief sees the lower bottom, or we
+         * see its higher top. */
         atomic_thread_fence(memory_order_seq_cst);
         int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-        if (t > b) {
-                atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-                return LBOMP__EMPTY;
+        int64_t last = atomic_load_explicit(&d->last, memory_order_relaxed);
+        if (t < nb) { /* the whole batch [nb, b) is ours */
+                *first = last - (b - 1);
+                return k;
         }
-        if (t < b) {
-                *pos = b;
-                return LBOMP__TAKEN;
+        if (t >= b) { /* empty */
+                atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
+                return 0;
         }
-        /* Last item: race the thieves for it with the same CAS they use. */
-        enum lbomp__take r = LBOMP__TAKEN;
-        if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                     memory_order_relaxed))
-                r = LBOMP__EMPTY;
-        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-        *pos = b;
-        return r;
+        /* [t + 1, b) is ours; t is the last item: race the thieves for it with their CAS. */
+        int64_t lo = t + 1, expect = t;
+        if (atomic_compare_exchange_strong_explicit(&d->top, &expect, t + 1, memory_order_seq_cst,
+                                                    memory_order_relaxed))
+                lo = t;
+        atomic_store_explicit(&d->bottom, t + 1, memory_order_relaxed);
+        *first = last - (b - 1);
+        return b - lo;
 }
 
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos)
@@ -47,14 +59,16 @@ enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos)
         int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
         /* Pairs with the seq_cst fence in pop. */
         atomic_thread_fence(memory_order_seq_cst);
-        /* Acquire pairs with the release store of bottom in reset. */
+        /* Acquire pairs with the release store of bottom in arm: `last` is that content's. */
         int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
         if (t >= b)
                 return LBOMP__EMPTY;
-        /* The slot index is the claim: whoever wins top = t owns items[t]. */
+        int64_t last = atomic_load_explicit(&d->last, memory_order_relaxed);
+        /* The index is the claim: whoever moves top from t owns index t. A thief that read t in
+         * an earlier step fails here, since that index was consumed by moving top past it. */
         if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
                                                      memory_order_relaxed))
                 return LBOMP__LOST_RACE;
-        *pos = t;
+        *pos = last - t;
         return LBOMP__TAKEN;
 }

@@ -1,6 +1,15 @@
 /*
- * deque.h — a worker's task deque for one step: Chase-Lev over a fixed array, refilled at every
- * step (deque.c). Calls nothing else of the library.
+ * deque.h — a worker's task deque for one step: Chase-Lev over the positions of its task array,
+ * re-armed by its owner at every step (deque.c). Calls nothing else of the library.
+ *
+ * Indices only grow: a step's content is the indices [top, top + n) at the moment the owner arms
+ * it, and index j stands for position last - j of the owner's array. So the owner, which takes
+ * from the bottom (the highest indices), runs its positions in ascending order, and thieves, which
+ * take from the top, take the owner's tail: the tasks it would have reached last, a contiguous
+ * block next to the following worker's first tasks. Because a claim is a compare-and-swap of top
+ * from the claimed index, and every index is consumed by moving top past it, a thief delayed from
+ * an earlier step can never claim an index of a later one: the owner may re-arm its own deque
+ * without a barrier.
  */
 #ifndef LBOMP_DEQUE_H
 #define LBOMP_DEQUE_H
@@ -12,15 +21,22 @@
 
 struct lbomp__deque {
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t top;    /* thieves take here */
-        _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner pops here */
-        _Alignas(LBOMP__CACHELINE) const uint32_t *items;  /* not written while stealing */
+        _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner takes here */
+        _Atomic int64_t last; /* index + position of this step's content (written before bottom) */
 };
 enum lbomp__take { LBOMP__TAKEN, LBOMP__EMPTY, LBOMP__LOST_RACE };
-/* Owner, while no thief runs: items[0..n) become the deque's content. */
-void lbomp__deque_reset(struct lbomp__deque *d, const uint32_t *items, int64_t n);
-/* Owner: the last item (LIFO end). On TAKEN, *pos is its index in items. */
-enum lbomp__take lbomp__deque_pop(struct lbomp__deque *d, int64_t *pos);
-/* Any thread: the first item (FIFO end). LOST_RACE means retry may succeed. */
+
+/* Owner, with its deque empty (drained): positions 0..n-1 become the content. */
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t n);
+/*
+ * Owner: takes up to k >= 1 items from the bottom with one fence. Returns how many it took, all
+ * of positions [*first, *first + count), to be run in ascending order; 0 when the deque is empty.
+ */
+int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first);
+/* Owner: items left (an estimate while thieves run). */
+int64_t lbomp__deque_size(struct lbomp__deque *d);
+/* Any thread: the item at the top (the owner's last position left). LOST_RACE means retry may
+ * succeed. On TAKEN, *pos is its position. */
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos);
 
 #endif

@@ -41,7 +41,11 @@ int lbomp_create(lbomp_t **out)
         struct lbomp *lb = calloc(1, sizeof *lb);
         if (!lb)
                 return -ENOMEM;
-        lbomp__team_init(&lb->team);
+        if (lbomp__team_init(&lb->team) < 0) {
+                lbomp__team_destroy(&lb->team);
+                free(lb);
+                return -ENOMEM;
+        }
         int rc = lbomp__config_from_env(&lb->cfg);
         if (rc < 0) {
                 lbomp__team_destroy(&lb->team);
@@ -157,7 +161,7 @@ int lbomp_set_topology(lbomp_t *lb, const char *xml_path)
         if (!lb)
                 return -EINVAL;
         int rc = started(lb, "lbomp_set_topology");
-        if (rc == 0 && lb->tasks.n) {
+        if (rc == 0 && lb->tasks.next_id) {
                 lbomp__set_error("lbomp: lbomp_set_topology is only allowed before tasks are "
                                  "added");
                 rc = -EBUSY;
@@ -201,7 +205,7 @@ int lbomp_set_workers(lbomp_t *lb, int nworkers)
         if (rc == 0)
                 rc = lbomp__workers_resize(&lb->ws, nworkers, &lb->tasks, &lb->topo, lb->cfg.steal);
         if (rc == 0)
-                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.n, lb->steps, true);
+                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
         return rc;
 }
 
@@ -230,7 +234,7 @@ int lbomp_set_powercap_root(lbomp_t *lb, const char *dir)
                 return rc;
         }
         free(old);
-        lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.n, lb->steps, false);
+        lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
         return 0;
 }
 
@@ -289,7 +293,23 @@ int lbomp_task_add(lbomp_t *lb, void *data, size_t bytes, int home_node, lbomp_i
                                  home_node, lb->topo.nnodes);
                 return -EINVAL;
         }
-        return lbomp__tasks_add(&lb->tasks, data, bytes, home_node, id);
+        rc = lbomp__tasks_add(&lb->tasks, data, bytes, home_node, id);
+        if (rc == -ENOMEM && lb->tasks.next_id >= LBOMP__MAX_ID)
+                lbomp__set_error("lbomp: lbomp_task_add: this runtime handed out all its %u task "
+                                 "ids (ids are never reused)",
+                                 (unsigned)LBOMP__MAX_ID);
+        return rc;
+}
+
+/* The message of a bad task id (-ENOENT: never handed out; -ESTALE: removed). */
+static int bad_id(const struct lbomp *lb, const char *who, lbomp_id_t id, int rc)
+{
+        if (rc == -ESTALE)
+                lbomp__set_error("lbomp: %s: task %u was removed; ids are never reused", who, id);
+        else if (rc == -ENOENT)
+                lbomp__set_error("lbomp: %s: no task has id %u (%u ids handed out so far)", who, id,
+                                 lb->tasks.next_id);
+        return rc;
 }
 
 int lbomp_task_remove(lbomp_t *lb, lbomp_id_t id)
@@ -297,21 +317,24 @@ int lbomp_task_remove(lbomp_t *lb, lbomp_id_t id)
         if (!lb)
                 return -EINVAL;
         int rc = busy(lb, "lbomp_task_remove");
-        return rc < 0 ? rc : lbomp__tasks_remove(&lb->tasks, id);
+        if (rc == 0)
+                rc = bad_id(lb, "lbomp_task_remove", id, lbomp__tasks_remove(&lb->tasks, id));
+        return rc;
 }
 
 uint32_t lbomp_task_count(const lbomp_t *lb)
 {
-        return lb ? lb->tasks.n : 0;
+        return lb ? lb->tasks.nalive : 0;
 }
 
 int lbomp_task_worker(const lbomp_t *lb, lbomp_id_t id)
 {
         if (!lb)
                 return -EINVAL;
-        if (!lbomp__tasks_alive(&lb->tasks, id))
-                return -ENOENT;
-        uint32_t w = lb->tasks.task[id].worker;
+        int rc = bad_id(lb, "lbomp_task_worker", id, lbomp__tasks_check(&lb->tasks, id));
+        if (rc < 0)
+                return rc;
+        uint32_t w = lb->tasks.task[lbomp__tasks_slot(&lb->tasks, id)].worker;
         return w == LBOMP__PENDING ? -EINPROGRESS : (int)w;
 }
 
@@ -320,5 +343,10 @@ int lbomp_link(lbomp_t *lb, lbomp_id_t a, lbomp_id_t b, size_t bytes)
         if (!lb)
                 return -EINVAL;
         int rc = busy(lb, "lbomp_link");
-        return rc < 0 ? rc : lbomp__tasks_link(&lb->tasks, a, b, bytes);
+        if (rc == 0) {
+                rc = lbomp__tasks_link(&lb->tasks, a, b, bytes);
+                if (rc == -ENOENT || rc == -ESTALE)
+                        bad_id(lb, "lbomp_link", lbomp__tasks_check(&lb->tasks, a) ? a : b, rc);
+        }
+        return rc;
 }

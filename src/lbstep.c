@@ -3,11 +3,13 @@
  * plan, the plan is checked, evaluated, recorded and applied, the window restarts, and the data
  * of the tasks that changed node follows them.
  *
- * Every thread of the team calls lbomp__lb_step(). The centralized work runs inside the serial
- * part of one barrier (on the last thread to arrive, while the others wait); a decentralized
- * policy then runs on every thread, one barrier per round, and a second serial part finishes the
- * plan; a third barrier ends the data moves when there are any. Nothing here reads the
- * environment or the deques: the snapshot is the policy's only input.
+ * The centralized work runs inside the serial part of the barrier that ends the window's last
+ * step (lbomp__lb_begin, on the last thread to arrive, while the others wait), so an LB step of a
+ * centralized policy adds no barrier. Then every thread calls lbomp__lb_step(): a decentralized
+ * policy runs on every thread, one barrier per round, and a serial part finishes the plan; one
+ * more barrier ends the data moves when there are any. Under `none` no snapshot is built: the
+ * record takes the workers' own loads. Nothing here reads the environment or the deques: the
+ * snapshot is the policy's only input.
  */
 #include <errno.h>
 #include <math.h>
@@ -76,10 +78,9 @@ static int build_snapshot(struct lbomp *lb)
         const struct lbomp__tasks *tk = &lb->tasks;
         uint32_t P = (uint32_t)lb->ws.n;
         int rc = lbomp__snap_begin(l->sb, P, (uint32_t)lb->topo.nnodes, lb->topo.dist, tk->nalive,
-                                   tk->n, tk->nlink);
+                                   tk->nslots, tk->nlink);
         if (rc < 0)
                 return rc;
-        uint64_t steps = lb->win.steps;
         for (uint32_t w = 0; w < P; w++) {
                 const struct lbomp__worker *wk = &lb->ws.w[w];
                 if (wk->n > l->cost_cap) {
@@ -87,9 +88,8 @@ static int build_snapshot(struct lbomp *lb)
                                 return -ENOMEM;
                         l->cost_cap = wk->n;
                 }
-                lbomp__window_costs(&lb->win, wk, steps, lb->clock.ticks_per_s, l->cost);
-                lbomp__snap_worker(l->sb, w, wk->win_bg_s / (steps ? (double)steps : 1.0),
-                                   wk->node);
+                lbomp__window_costs(&lb->win, wk, lb->clock.ticks_per_s, l->cost);
+                lbomp__snap_worker(l->sb, w, lbomp__window_bg(&lb->win, wk), wk->node);
                 for (uint32_t i = 0; i < wk->n; i++) {
                         const struct lbomp__task *t = &tk->task[wk->tasks[i]];
                         lbomp__snap_task(l->sb, w, wk->tasks[i], l->cost[i], t->bytes, t->home);
@@ -102,7 +102,7 @@ static int build_snapshot(struct lbomp *lb)
                 return -EFAULT; /* deques and task table disagree: a framework bug */
         for (size_t i = 0; i < tk->nlink; i++) {
                 const struct lbomp__link *k = &tk->link[i];
-                if (lbomp__tasks_alive(tk, k->a) && lbomp__tasks_alive(tk, k->b))
+                if (lbomp__link_alive(tk, k))
                         lbomp__snap_link(l->sb, k->a, k->b, k->bytes);
         }
         l->snap =
@@ -187,7 +187,7 @@ static void finish(struct lbomp *lb)
         if (!r->note[0] && s->ntasks && r->pub.avg_load > 0 &&
             s->cost[heavy] > 1.05 * r->pub.avg_load)
                 snprintf(r->note, sizeof r->note, "λ >= %.2f: task %u alone costs that much",
-                         s->cost[heavy] / r->pub.avg_load, s->id[heavy]);
+                         s->cost[heavy] / r->pub.avg_load, lb->tasks.task[s->id[heavy]].id);
         r->pub.locality_after = lbomp__locality_cost(s, p->dest);
         r->pub.messages = r->ps.messages;
         r->pub.rounds = r->ps.rounds;
@@ -218,20 +218,69 @@ static void finish(struct lbomp *lb)
                            l->n - 1, (unsigned long long)r->pub.step, pol->name,
                            r->pub.imbalance_before, r->pub.imbalance_after, r->pub.migrations,
                            r->pub.decision_s);
-        lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.n, lb->steps, false);
+        lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
         l->t_data = lbomp__mono_s();
 }
 
-/* Serial part of the first barrier: snapshot, window record, and the whole centralized plan. */
-static void begin(void *arg)
+/* Σ over live links of bytes × distance between their workers' nodes, from the task table. */
+static double table_locality(const struct lbomp *lb)
 {
-        struct lbomp *lb = arg;
+        const struct lbomp__tasks *tk = &lb->tasks;
+        int nn = lb->topo.nnodes;
+        double c = 0;
+        for (size_t i = 0; i < tk->nlink; i++) {
+                const struct lbomp__link *k = &tk->link[i];
+                uint32_t wa = tk->task[k->a].worker, wb = tk->task[k->b].worker;
+                if (!lbomp__link_alive(tk, k) || wa >= (uint32_t)lb->ws.n ||
+                    wb >= (uint32_t)lb->ws.n)
+                        continue;
+                c += k->bytes * lb->topo.dist[lb->ws.w[wa].node * nn + lb->ws.w[wb].node];
+        }
+        return c;
+}
+
+/* An LB step that cannot move anything (policy none, no trace): no snapshot, no plan; the record
+ * takes the workers' own loads over the window. */
+static void record_only(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        double t0 = lbomp__mono_s();
+        struct lbomp__lbrec *r = new_rec(l);
+        const lbomp_window_stats_t *ws = lbomp__window_close(&lb->win, &lb->ws, lb->steps);
+        if (!r || !ws) {
+                if (r)
+                        l->n--;
+                l->rc = -ENOMEM;
+                lbomp__log("lbomp: LB step after step %llu could not run: %s; mapping kept",
+                           (unsigned long long)(lb->steps - 1), lbomp_strerror(-ENOMEM));
+                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
+                return;
+        }
+        r->pub.step = lb->steps - 1;
+        r->pub.policy = lb->cfg.policy->name;
+        r->pub.imbalance_before = r->pub.imbalance_after = ws->imbalance;
+        r->pub.max_load = ws->max_load;
+        r->pub.avg_load = ws->avg_load;
+        r->pub.locality_before = r->pub.locality_after = table_locality(lb);
+        r->energy_j = ws->energy_j;
+        r->power_w = ws->power_w;
+        r->pub.decision_s = lbomp__mono_s() - t0;
+        lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
+}
+
+void lbomp__lb_begin(struct lbomp *lb)
+{
         struct lbomp__lbs *l = &lb->lbs;
         const struct lbomp__policy *pol = lb->cfg.policy;
         l->rc = 0;
         l->skip = false;
         l->cur = NULL;
+        lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
+        if (strcmp(pol->name, "none") == 0 && !l->trace) {
+                record_only(lb);
+                return;
+        }
         int rc = build_snapshot(lb);
         struct lbomp__lbrec *r = rc == 0 ? new_rec(l) : NULL;
         if (rc == 0 && !r)
@@ -244,13 +293,12 @@ static void begin(void *arg)
                 l->rc = rc;
                 lbomp__log("lbomp: LB step after step %llu could not run: %s; mapping kept",
                            (unsigned long long)(lb->steps - 1), lbomp_strerror(rc));
-                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.n, lb->steps, true);
+                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
                 return;
         }
         l->cur = r;
         r->energy_j = r->power_w = NAN;
-        const lbomp_window_stats_t *ws =
-                lbomp__window_close(&lb->win, &lb->ws, l->plan.load, lb->steps);
+        const lbomp_window_stats_t *ws = lbomp__window_close(&lb->win, &lb->ws, lb->steps);
         if (ws) {
                 r->energy_j = ws->energy_j;
                 r->power_w = ws->power_w;
@@ -321,7 +369,6 @@ static void team_barrier(void *arg, void (*serial)(void *), void *sarg)
 int lbomp__lb_step(struct lbomp *lb, int self)
 {
         struct lbomp__lbs *l = &lb->lbs;
-        team_barrier(lb, begin, lb);
         bool rounds = l->rc == 0 && !l->skip && l->cur && l->cur->pub.error == 0 &&
                       lb->cfg.policy->kind == LBOMP__DECENTRAL;
         if (rounds) {

@@ -1,7 +1,8 @@
 /*
  * lbstep.h — the LB step: snapshot → plan → check → apply → record, then the data of the tasks
- * that moved. Every thread of the team calls it at the end of a step whose window is due; the
- * centralized work runs on one thread inside a barrier, a decentralized policy on every thread.
+ * that moved. The centralized work runs on one thread in the serial part of the barrier that ends
+ * the window's last step (lbomp__lb_begin); then every thread of the team calls lbomp__lb_step()
+ * for what needs the team: a decentralized policy's rounds, the data moves.
  * Below it: window, snapshot, plan, the policies and their round engine, trace, task memory.
  */
 #ifndef LBOMP_LBSTEP_H
@@ -52,8 +53,12 @@ void lbomp__lbs_free(struct lbomp__lbs *l);
 /* The snapshot the next LB step would see (valid until the next LB step), for tests; NULL with
  * *rc set on failure. One thread, no step running. */
 const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc);
-/* Every thread `self` of the team, after every worker aggregated the step that closes the window.
- * Returns 0, or -ENOMEM when the LB step could not run (the mapping is kept). */
+/* Serial part of the barrier that ends a window's last step, with that step folded into the
+ * window: record, snapshot and the whole centralized plan (or a decentralized policy's
+ * preparation); under `none` (no trace), the record alone, from the workers' own loads. */
+void lbomp__lb_begin(struct lbomp *lb);
+/* Every thread `self` of the team, after that barrier: a decentralized policy's rounds, the data
+ * moves. Returns 0, or -ENOMEM when the LB step could not run (the mapping is kept). */
 int lbomp__lb_step(struct lbomp *lb, int self);
 
 #endif

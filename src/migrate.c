@@ -66,12 +66,13 @@ int lbomp_task_set_memory(lbomp_t *lb, lbomp_id_t id, void *addr, size_t bytes, 
                 return -EINVAL;
         if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        if (!lbomp__tasks_alive(&lb->tasks, id))
-                return -ENOENT;
-        int rc = check_node(lb, "lbomp_task_set_memory", node);
+        int rc = lbomp__tasks_check(&lb->tasks, id);
         if (rc < 0)
                 return rc;
-        struct lbomp__task *t = &lb->tasks.task[id];
+        rc = check_node(lb, "lbomp_task_set_memory", node);
+        if (rc < 0)
+                return rc;
+        struct lbomp__task *t = &lb->tasks.task[lbomp__tasks_slot(&lb->tasks, id)];
         if (!addr || bytes == 0) {
                 t->mem = NULL;
                 t->mem_bytes = 0;
@@ -93,12 +94,13 @@ int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out)
         *out = NULL;
         if (lbomp__team_busy(&lb->team))
                 return -EBUSY;
-        if (!lbomp__tasks_alive(&lb->tasks, id))
-                return -ENOENT;
-        int rc = lb->tasks.dirty ? lbomp__workers_fill(&lb->ws, &lb->tasks) : 0;
+        int rc = lbomp__tasks_check(&lb->tasks, id);
         if (rc < 0)
                 return rc;
-        int node = lb->ws.w[lb->tasks.task[id].worker].node;
+        rc = lb->tasks.dirty ? lbomp__workers_fill(&lb->ws, &lb->tasks) : 0;
+        if (rc < 0)
+                return rc;
+        int node = lb->ws.w[lb->tasks.task[lbomp__tasks_slot(&lb->tasks, id)].worker].node;
         void *p;
         if ((rc = lbomp_alloc_on_node(lb, bytes, node, &p)) < 0)
                 return rc;
@@ -257,7 +259,7 @@ void lbomp__data_run(struct lbomp__data *d, struct lbomp__workers *ws, struct lb
                         }
                 }
                 if (d->fn && from != to) {
-                        d->fn(tk->data, d->arrived[k], from, to, d->arg);
+                        d->fn(tk->data, tk->id, from, to, d->arg);
                         followed = true;
                 }
                 if (followed) {

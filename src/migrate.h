@@ -21,7 +21,7 @@
 struct lbomp__data {
         lbomp_migrate_fn fn;
         void *arg;
-        uint32_t *arrived;     /* [ntask] tasks that changed node, grouped by new worker */
+        uint32_t *arrived;     /* [ntask] slots of tasks that changed node, by new worker */
         uint32_t *arrived_off; /* [nworkers + 1] */
         int32_t *arrived_from; /* [ntask] the node each one's data was on */
         size_t arrived_cap;

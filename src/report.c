@@ -69,6 +69,29 @@ uint64_t lbomp_steps(const lbomp_t *lb)
         return lb ? lb->steps : 0;
 }
 
+int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, size_t size)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (step >= lb->win.nstep)
+                return -ENOENT;
+        const struct lbomp__steprec *r = &lb->win.step[step];
+        lbomp_step_stats_t st = {.step = step,
+                                 .imbalance = r->lambda,
+                                 .imbalance_run = r->lambda_run,
+                                 .skipped = r->skipped};
+        return sized_copy(out, size, &st, sizeof st);
+}
+
+/* The window that ended at LB step i (the one whose loads it read), or NULL. */
+static const lbomp_window_stats_t *window_of(const struct lbomp *lb, const lbomp_lb_stats_t *r)
+{
+        for (size_t k = 0; k < lb->win.n; k++)
+                if (lb->win.rec[k].first_step + lb->win.rec[k].steps == r->step + 1)
+                        return &lb->win.rec[k];
+        return NULL;
+}
+
 /* One line saying how threads were bound. */
 static void binding_note(const struct lbomp *lb, char *buf, size_t len)
 {
@@ -217,10 +240,12 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->data.fn ? "; migrate callback set" : "");
         /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
          * after them. */
-        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %s\n",
+        fprintf(out,
+                "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %7s %7s "
+                "%7s %s\n",
                 "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
                 "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
-                "note");
+                "λ-steps", "λ-run", "stolen", "note");
         for (size_t i = 0; i < lb->lbs.n; i++) {
                 const struct lbomp__lbrec *r = &lb->lbs.rec[i];
                 char ej[32] = "-", pw[32] = "-";
@@ -228,15 +253,19 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                         snprintf(ej, sizeof ej, "%.4g", r->energy_j);
                 if (isfinite(r->power_w))
                         snprintf(pw, sizeof pw, "%.4g", r->power_w);
+                /* What the window's steps looked like one by one, and what stealing left. */
+                const lbomp_window_stats_t *wr = window_of(lb, &r->pub);
                 fprintf(out,
                         "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
                         "%10.4g "
-                        "%12.4g %10llu %s\n",
+                        "%12.4g %10llu %7.3f %7.3f %7llu %s\n",
                         i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
                         r->pub.apply_s, r->pub.locality_after, ej, pw, r->pub.node_migrations,
                         r->pub.move_cost, r->pub.locality_before,
-                        (unsigned long long)r->pub.data_bytes,
+                        (unsigned long long)r->pub.data_bytes, wr ? wr->imbalance_step_mean : NAN,
+                        wr ? wr->imbalance_run_step_mean : NAN,
+                        wr ? (unsigned long long)wr->stolen : 0ull,
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
                                             : r->note);
@@ -246,13 +275,24 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
         uint64_t mig, msgs;
         double dec;
         totals(lb, &mig, &dec, &msgs);
-        double lam_first = lb->win.n ? lb->win.rec[0].imbalance : NAN;
-        double lam_last = lb->win.n ? lb->win.rec[lb->win.n - 1].imbalance : NAN;
+        const lbomp_window_stats_t *wf = lb->win.n ? &lb->win.rec[0] : NULL;
+        const lbomp_window_stats_t *wl = lb->win.n ? &lb->win.rec[lb->win.n - 1] : NULL;
         fprintf(out,
                 "  total: %zu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
                 "window %.3f, last window %.3f\n",
-                lb->lbs.n, (unsigned long long)mig, dec, (unsigned long long)msgs, lam_first,
-                lam_last);
+                lb->lbs.n, (unsigned long long)mig, dec, (unsigned long long)msgs,
+                wf ? wf->imbalance : NAN, wl ? wl->imbalance : NAN);
+        /* λ above charges every task to its owner (what a plan can change); what the threads
+         * carried, with what stealing took over, is what the steps cost. */
+        uint64_t stolen = 0;
+        for (size_t i = 0; i < lb->win.n; i++)
+                stolen += lb->win.rec[i].stolen;
+        fprintf(out,
+                "  per step: λ owned first window %.3f, last %.3f; carried (what the threads "
+                "ran, %llu tasks stolen) first %.3f, last %.3f\n",
+                wf ? wf->imbalance_step_mean : NAN, wl ? wl->imbalance_step_mean : NAN,
+                (unsigned long long)stolen, wf ? wf->imbalance_run_step_mean : NAN,
+                wl ? wl->imbalance_run_step_mean : NAN);
         struct data_totals d;
         data_totals(lb, &d);
         fprintf(out,
@@ -349,6 +389,22 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                 fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":",
                         (unsigned long long)lb->win.rec[i].stolen);
                 json_num(out, lb->win.rec[i].imbalance_run);
+                fprintf(out, ",\"imbalance_step_mean\":");
+                json_num(out, lb->win.rec[i].imbalance_step_mean);
+                fprintf(out, ",\"imbalance_step_max\":");
+                json_num(out, lb->win.rec[i].imbalance_step_max);
+                fprintf(out, ",\"imbalance_run_step_mean\":");
+                json_num(out, lb->win.rec[i].imbalance_run_step_mean);
+                fprintf(out, ",\"timed_steps\":%llu,\"step_imbalance\":[",
+                        (unsigned long long)lb->win.rec[i].timed_steps);
+                for (uint64_t k = lb->win.rec[i].first_step;
+                     k < lb->win.rec[i].first_step + lb->win.rec[i].steps && k < lb->win.nstep;
+                     k++) {
+                        if (k > lb->win.rec[i].first_step)
+                                fputc(',', out);
+                        fprintf(out, "%.4g", lb->win.step[k].lambda);
+                }
+                fputc(']', out);
                 fprintf(out, ",\"energy_j\":");
                 json_num(out, lb->win.rec[i].energy_j);
                 fprintf(out, ",\"power_w\":");

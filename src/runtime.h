@@ -35,11 +35,13 @@ struct lbomp {
         bool started;   /* a step has run: topology and team are fixed */
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         uint64_t steps; /* steps completed */
-        /* The step in progress, shared by its team between barriers. */
+        /* The step in progress, shared by its team: written in serial parts (the gathering, the
+         * step barrier), read by the team after the barrier that published them. */
         int team_n;      /* threads of the step's team */
         int prepare_rc;  /* the step could not start: 0 or a negative errno */
-        bool lb_due;     /* this step ends with an LB step */
-        bool step_clean; /* every task of this step ran: its times go into the window */
+        bool timed;      /* the coming step times every task (one of the window's last steps) */
+        bool step_timed; /* the step that just ended was timed and clean: fold it in */
+        bool lb_due;     /* the step that just ended closes a window: the LB step runs */
         /* The result of the last step: 0 or a negative errno, and its message (under team.lock:
          * refusals are written by whichever threads were refused). */
         _Atomic int step_rc;

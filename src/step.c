@@ -1,13 +1,19 @@
 /*
- * step.c — the step: every thread of the team takes its worker's tasks one by one and times each
- * with one counter read; at the end, the team meets at the step barrier, each worker adds its
- * step to the window, and when the window is due the LB step runs.
+ * step.c — the step: every thread of the team takes its worker's tasks, at the end the team meets
+ * at the step barrier, whose serial part records the step and, when the window is due, runs the
+ * centralized LB step; threads then fold their timed tasks into the window and, for a
+ * decentralized policy or data moves, run the rest of the LB step together.
  *
- * This is the hot path: lbomp_iter_next() without stealing is one counter read, two stores and two
- * loads. Everything else happens once per step per thread (the start and the end) or at the LB
- * step. A step starts with a gathering: the team's threads meet at the runtime's own barrier,
- * whose watchdog refuses a team that does not arrive (a construct only some threads run), and
- * whose last arrival prepares the step (team size, deques) while the others wait.
+ * This is the hot path. In most steps a task costs two loads and two stores, inline in the
+ * caller (lbomp_iter_next_fast in lbomp.h); a worker reads the counter once when it enters the
+ * step and once when it leaves its tasks. Only the last LBOMP__TIMED steps of each window (which
+ * the decision reads) time every task, and only a thread whose previous step took 100 µs or more
+ * (or an oversubscribed team) reads its CPU time, a system call. A team that ran the last step
+ * enters the next one without gathering, so a step has one barrier, its end. The internal
+ * structure, for code built on it (index loops): enter (lbomp_iter_begin), take tasks
+ * (lbomp_iter_next_fast / lbomp_iter_next), leave through the step barrier (lbomp_iter_end);
+ * every per-step decision (timed or not, LB step or not) is made in a serial part and read by the
+ * team after the barrier that published it.
  */
 #include <errno.h>
 #include <omp.h>
@@ -18,7 +24,15 @@
 #include "error.h"
 #include "runtime.h"
 
-enum { MODE_PLAIN = 0, MODE_STEAL = 1 };
+/* Iterator mode flags (it->mode); 0 means the inline path takes care of everything. */
+enum {
+        M_TIMED = 1,  /* every task is timed into its slot */
+        M_STEAL = 2,  /* tasks come in batches from the deque, then from victims */
+        M_STOLEN = 4, /* the running task is a victim's: close its time at the next call */
+        M_DONE = 8,   /* nothing left: return NULL */
+};
+
+#define CPU_READ_MIN_S 100e-6 /* a step this long pays for two CPU-time reads (~1 µs) */
 
 /* The result of the last step, for lbomp_step() and lbomp_last_step(); printed when asked. */
 static int step_result(struct lbomp *lb, int rc, bool print, const char *fmt, ...)
@@ -58,6 +72,13 @@ int lbomp_last_step(const lbomp_t *lb)
         return rc;
 }
 
+/* Whether this LB step needs the tasks' costs: a policy that never moves (none) does not, unless
+ * the trace records the snapshots. */
+static bool needs_costs(const struct lbomp *lb)
+{
+        return strcmp(lb->cfg.policy->name, "none") != 0 || lb->cfg.trace;
+}
+
 /* Serial part of the gathering, on the last thread to arrive: the step can start. */
 static void prepare(void *arg)
 {
@@ -71,20 +92,27 @@ static void prepare(void *arg)
                 rc = lbomp__workers_resize(&lb->ws, team, &lb->tasks, &lb->topo, lb->cfg.steal);
                 for (int i = 0; i < lb->ws.n && rc == 0; i++)
                         lb->ws.w[i].steps = lb->steps;
+                /* A window measures one team. */
+                if (rc == 0)
+                        lb->started = false;
         }
         if (rc == 0)
-                rc = lbomp__window_reserve(&lb->win, lb->tasks.n);
+                rc = lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps);
         if (rc == 0 && lb->tasks.dirty)
                 rc = lbomp__workers_fill(&lb->ws, &lb->tasks);
-        /* A window measures one task set, from the first step on. */
-        if (rc == 0 && (!lb->started || lb->win.tasks_version != lb->tasks.version)) {
+        if (rc == 0) {
+                /* New tasks are measured from their first step, in slots that may have held
+                 * removed ones. */
+                lbomp__window_forget(&lb->win, lb->tasks.added, lb->tasks.nadded);
+                lbomp__tasks_placed(&lb->tasks);
+        }
+        if (rc == 0 && !lb->started) {
                 lb->started = true;
-                lb->win.tasks_version = lb->tasks.version;
-                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.n, lb->steps, true);
+                lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
         }
         lb->prepare_rc = rc;
         if (rc < 0) {
-                /* Nothing runs and nobody will leave the step: end it here, loudly. */
+                /* Nothing runs: end it here, loudly. */
                 step_result(lb, rc, true,
                             "lbomp: step %llu could not start: %s while preparing the workers' "
                             "tasks; no task ran in it",
@@ -92,15 +120,21 @@ static void prepare(void *arg)
                 lbomp__team_abort(&lb->team);
                 return;
         }
-        if (lb->cfg.steal != LBOMP__STEAL_OFF)
-                for (int i = 0; i < lb->ws.n; i++)
-                        lbomp__deque_reset(&lb->ws.w[i].dq, lb->ws.w[i].tasks, lb->ws.w[i].n);
-        lbomp__team_run(&lb->team, (uint32_t)team);
+        lb->timed = needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period);
+        lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
+}
+
+/* The fast path's conditions: this team ran the last step and nothing changed since. The same
+ * for every thread of the team, since they are only written outside steps or in serial parts. */
+static bool may_enter(const struct lbomp *lb, uint32_t team)
+{
+        return lb->started && !lb->tasks.dirty && (int)team == lb->team_n &&
+               team == (uint32_t)lb->ws.n;
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
 {
-        lbomp_iter_t it = {.lb = lb, .pos = -1};
+        lbomp_iter_t it = {.lb = lb, .mode = M_DONE};
         if (!lb)
                 return it;
         int level = omp_get_level();
@@ -119,104 +153,187 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                             team, LBOMP__MAX_WORKERS);
                 return it;
         }
-        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(), self, team);
+        uint64_t tag = lb->steps + 1;
+        bool gather = !may_enter(lb, team);
+        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(), self, team, tag, &gather);
         if (rc < 0) {
                 refused(lb, rc);
                 return it;
         }
-        uint32_t arrived = 0;
-        rc = lbomp__barrier_wait(&lb->team.bar, team, lb->cfg.step_timeout, lb->ws.oversubscribed,
-                                 prepare, lb, &arrived);
-        if (rc == -ETIMEDOUT) {
-                int p = lbomp__team_poisoned(&lb->team);
-                if (!p)
-                        p = lbomp__team_poison(
-                                &lb->team, -ETIMEDOUT,
-                                "lbomp: only %u of the %u threads of the team reached the start of "
-                                "step %llu within %g s (LBOMP_STEP_TIMEOUT): every thread of the "
-                                "team must run LBOMP_FOR_EACH_TASK, so it cannot be inside "
-                                "`#pragma omp single`, `master` or `masked`, or in a branch some "
-                                "threads skip. No task of the step ran, and the runtime refuses "
-                                "every later step",
-                                arrived, team, (unsigned long long)lb->steps, lb->cfg.step_timeout);
-                refused(lb, p);
-                return it;
+        if (gather) {
+                uint32_t arrived = 0;
+                rc = lbomp__barrier_wait(&lb->team.gather, team, lb->cfg.step_timeout,
+                                         lb->ws.oversubscribed, prepare, lb, &arrived);
+                if (rc == -ETIMEDOUT) {
+                        int p = lbomp__team_poisoned(&lb->team);
+                        if (!p)
+                                p = lbomp__team_poison(
+                                        &lb->team, -ETIMEDOUT,
+                                        "lbomp: only %u of the %u threads of the team reached the "
+                                        "start of step %llu within %g s (LBOMP_STEP_TIMEOUT): "
+                                        "every thread of the team must run LBOMP_FOR_EACH_TASK, "
+                                        "so it cannot be inside `#pragma omp single`, `master` or "
+                                        "`masked`, or in a branch some threads skip. No task of "
+                                        "the step ran, and the runtime refuses every later step",
+                                        arrived, team, (unsigned long long)(tag - 1),
+                                        lb->cfg.step_timeout);
+                        refused(lb, p);
+                        lbomp__team_leave(&lb->team, self);
+                        return it;
+                }
+                if (lb->prepare_rc < 0) {
+                        lbomp__team_leave(&lb->team, self);
+                        return it;
+                }
         }
-        if (lb->prepare_rc < 0)
-                return it;
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
         it.w = w;
         it.active = 1;
-        it.mode = lb->cfg.steal != LBOMP__STEAL_OFF ? MODE_STEAL : MODE_PLAIN;
-        if (!lb->cfg.time_wall)
+        it.par = (int)(tag - 1) & 1;
+        it.ids = w->ids;
+        it.data = (void *const *)w->data;
+        it.mode = (lb->timed ? M_TIMED : 0) | (lb->cfg.steal != LBOMP__STEAL_OFF ? M_STEAL : 0);
+        if (it.mode & M_STEAL) {
+                lbomp__deque_arm(&w->dq, w->n);
+                it.pos = it.end = 0; /* the first call takes a batch */
+        } else {
+                it.pos = 0;
+                it.end = w->n;
+        }
+        it.fast = it.mode == 0 || it.mode == M_STEAL;
+        w->cpu0 = -1;
+        if (!lb->cfg.time_wall && (lb->ws.oversubscribed || w->prev_span_s >= CPU_READ_MIN_S))
                 w->cpu0 = lbomp__thread_cpu_s();
         w->skipped = 0;
         w->stolen = 0;
+        w->stolen_ticks = 0;
+        w->nlog = 0;
         w->step_t0 = lbomp__ticks(lb->clock.tsc);
+        it.t0 = w->step_t0;
         return it;
 }
 
-/* Stealing mode: own deque first (LIFO end), then victims nearest first. */
-__attribute__((noinline)) static void *next_steal(lbomp_iter_t *it)
+/* A thief's time in a victim's task, kept per victim until its step ends (then scaled). */
+static void log_stolen(struct lbomp__worker *w, uint32_t victim, uint64_t dt)
 {
+        w->stolen_ticks += dt;
+        if (w->nlog && w->log[w->nlog - 1].victim == victim) {
+                w->log[w->nlog - 1].ticks += dt;
+                return;
+        }
+        if (w->nlog == LBOMP__STEAL_LOG) /* rare: many victims in one step; charge them unscaled */
+                return;
+        w->log[w->nlog++] = (struct lbomp__steal_rec){.victim = victim, .ticks = dt};
+}
+
+/* Elapsed ticks since t0; a backwards reading (a thread moved to a core whose counter lags)
+ * counts 0. */
+static uint64_t since(struct lbomp__worker *w, uint64_t now, uint64_t t0)
+{
+        int64_t dt = (int64_t)(now - t0);
+        if (dt < 0) {
+                w->clock_back++;
+                return 0;
+        }
+        return (uint64_t)dt;
+}
+
+/* Owner: the next batch of its own tasks. A batch is at most what would be its fair share if
+ * every other worker came to steal: a thief can take the rest. */
+static bool take_batch(lbomp_iter_t *it, struct lbomp__worker *w, int nworkers)
+{
+        int64_t left = lbomp__deque_size(&w->dq), first;
+        int64_t k = left / nworkers;
+        int64_t got = lbomp__deque_pop(&w->dq, k > 0 ? k : 1, &first);
+        if (got <= 0)
+                return false;
+        it->pos = first;
+        it->end = first + got;
+        return true;
+}
+
+/* Everything but the inline path: timed steps, batches, stealing, the end. */
+void *lbomp_iter_next(lbomp_iter_t *it)
+{
+        if (it->mode & M_DONE)
+                return NULL;
         struct lbomp *lb = it->lb;
         struct lbomp__worker *w = it->w;
-        int64_t pos;
         uint32_t self = (uint32_t)(w - lb->ws.w);
-        if (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
-                it->slot = &w->ticks[pos];
-                w->runner[pos] = self;
-                it->id = w->tasks[pos];
-                return w->data[pos];
+        if (it->mode & (M_TIMED | M_STOLEN)) {
+                uint64_t now = lbomp__ticks(lb->clock.tsc), dt = since(w, now, it->t0);
+                if (it->slot) {
+                        *it->slot = dt;
+                        it->busy += dt;
+                        it->slot = NULL;
+                }
+                if (it->mode & M_STOLEN) {
+                        log_stolen(w, it->victim, dt);
+                        it->mode &= ~M_STOLEN;
+                }
+                it->t0 = now;
         }
-        for (uint32_t k = 0; k < w->nvictims; k++) {
-                struct lbomp__worker *v = &lb->ws.w[w->victims[k]];
-                enum lbomp__take r;
-                while ((r = lbomp__deque_steal(&v->dq, &pos)) == LBOMP__LOST_RACE)
-                        ;
-                if (r == LBOMP__TAKEN) {
-                        /* The slot is the victim's: the task's time stays the task's, and the
-                         * owner reads it after the step barrier with our scale (runner). */
+        int64_t p = it->pos;
+        if (p >= it->end && (it->mode & M_STEAL) && take_batch(it, w, lb->team_n))
+                p = it->pos;
+        if (p < it->end) {
+                it->pos = p + 1;
+                it->fast = !(it->mode & M_TIMED); /* an untimed batch goes inline */
+                if (it->mode & M_TIMED) {
+                        it->slot = &w->ticks[(size_t)it->par * w->cap + p];
+                        if (it->mode & M_STEAL)
+                                w->runner[(size_t)it->par * w->cap + p] = self;
+                }
+                it->id = w->ids[p];
+                return w->data[p];
+        }
+        if (it->mode & M_STEAL) {
+                /* Own deque empty: steal, nearest victims first, one task from each one's tail. */
+                for (uint32_t k = 0; k < w->nvictims; k++) {
+                        struct lbomp__worker *v = &lb->ws.w[w->victims[k]];
+                        enum lbomp__take r;
+                        int64_t pos;
+                        while ((r = lbomp__deque_steal(&v->dq, &pos)) == LBOMP__LOST_RACE)
+                                ;
+                        if (r != LBOMP__TAKEN)
+                                continue;
                         w->stolen++;
-                        it->slot = &v->ticks[pos];
-                        v->runner[pos] = self;
-                        it->id = v->tasks[pos];
+                        it->victim = w->victims[k];
+                        it->mode |= M_STOLEN;
+                        if (!(it->mode & M_TIMED))
+                                it->t0 = lbomp__ticks(lb->clock.tsc);
+                        else {
+                                /* The slot is the victim's: the task's time stays the task's,
+                                 * and the owner scales it by our factor (runner). */
+                                it->slot = &v->ticks[(size_t)it->par * v->cap + pos];
+                                v->runner[(size_t)it->par * v->cap + pos] = self;
+                        }
+                        it->fast = 0; /* the next call closes this task's time */
+                        it->id = v->ids[pos];
                         return v->data[pos];
                 }
         }
-        it->slot = NULL;
+        it->fast = 0;
+        it->mode |= M_DONE;
         return NULL;
 }
 
-void *lbomp_iter_next(lbomp_iter_t *it)
+/* The thief's time in each victim's tasks, scaled like its own, is charged to the victim. */
+static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, int par)
 {
-        struct lbomp__worker *w = it->w;
-        if (!it->active)
-                return NULL;
-        uint64_t now = lbomp__ticks(it->lb->clock.tsc);
-        if (it->slot) {
-                /* A backwards reading (a thread moved to a core whose counter lags) counts 0. */
-                int64_t dt = (int64_t)(now - it->t0);
-                if (dt < 0) {
-                        w->clock_back++;
-                        dt = 0;
-                }
-                *it->slot = (uint64_t)dt;
-                it->busy += (uint64_t)dt;
+        double scale = w->scale[par];
+        uint64_t logged = 0;
+        for (uint32_t i = 0; i < w->nlog; i++) {
+                logged += w->log[i].ticks;
+                atomic_fetch_add_explicit(&lb->ws.w[w->log[i].victim].given,
+                                          (uint64_t)((double)w->log[i].ticks * scale),
+                                          memory_order_relaxed);
         }
-        it->t0 = now;
-        if (it->mode == MODE_PLAIN) {
-                int64_t p = ++it->pos;
-                if (p >= (int64_t)w->n) {
-                        it->slot = NULL;
-                        return NULL;
-                }
-                it->slot = &w->ticks[p];
-                it->id = w->tasks[p];
-                return w->data[p];
-        }
-        return next_steal(it);
+        /* Beyond the log's victims: charged to the last one, unscaled (a rare spread). */
+        if (w->stolen_ticks > logged && w->nlog)
+                atomic_fetch_add_explicit(&lb->ws.w[w->log[w->nlog - 1].victim].given,
+                                          w->stolen_ticks - logged, memory_order_relaxed);
 }
 
 /* Serial part of the step barrier: the step is over. */
@@ -226,7 +343,8 @@ static void step_done(void *arg)
         uint64_t skipped = 0;
         for (int i = 0; i < lb->ws.n; i++)
                 skipped += lb->ws.w[i].skipped;
-        lb->step_clean = skipped == 0;
+        bool clean = skipped == 0, timed = lb->timed;
+        int par = (int)(lb->steps & 1);
         if (skipped)
                 step_result(lb, -EINTR, lb->cfg.verbose > 0,
                             "lbomp: step %llu ended before %llu of its %u tasks ran (a break or "
@@ -234,13 +352,70 @@ static void step_done(void *arg)
                             "for balancing",
                             (unsigned long long)lb->steps, (unsigned long long)skipped,
                             lb->tasks.nalive);
-        else
+        else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed))
                 atomic_store(&lb->step_rc, 0);
+        lbomp__window_step(&lb->win, &lb->ws, &lb->clock, skipped, clean, timed);
         lb->steps++;
-        if (lb->step_clean)
-                lb->win.steps++;
-        lb->lb_due = lb->step_clean && lb->win.steps >= (uint64_t)lb->cfg.period;
+        lb->step_timed = clean && timed;
+        lb->lb_due = clean && lb->win.steps >= (uint64_t)lb->cfg.period;
+        if (lb->lb_due) {
+                /* The centralized LB step runs here, while the team waits: the window's last step
+                 * is folded in first, for every worker. */
+                if (lb->step_timed)
+                        for (int i = 0; i < lb->ws.n; i++)
+                                lbomp__window_aggregate(&lb->win, &lb->ws, i, par,
+                                                        lb->cfg.steal != LBOMP__STEAL_OFF);
+                lbomp__lb_begin(lb);
+        }
+        /* The next step's measurement, read by the team after this barrier; room for its record. */
+        lb->timed = needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period);
+        if (lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
+                lb->tasks.dirty = true; /* the next step gathers and says so */
         lbomp__window_energy_tick(&lb->win);
+}
+
+/* The end barrier's watchdog: a thread of the team never entered (the loop is inside `single` or
+ * `master`, or the runtime was poisoned before it came). A thread still in its tasks is waited for.
+ */
+struct watch {
+        struct lbomp *lb;
+        uint32_t n;
+        uint64_t tag;
+};
+
+static bool missing_team(void *arg, double waited_s)
+{
+        struct watch *wa = arg;
+        struct lbomp *lb = wa->lb;
+        bool late = lb->cfg.step_timeout > 0 && waited_s >= lb->cfg.step_timeout;
+        bool poisoned = atomic_load_explicit(&lb->team.poison, memory_order_acquire) != 0;
+        return (late || poisoned) && lbomp__team_entered(&lb->team, wa->n, wa->tag) < wa->n;
+}
+
+/* The step ended without part of its team: what ran and what did not. */
+static void broken_step(struct lbomp *lb, uint32_t self)
+{
+        uint32_t n = (uint32_t)lb->team_n;
+        uint64_t tag = lb->steps + 1; /* the serial part did not run: still this step's number */
+        int p = lbomp__team_poisoned(&lb->team);
+        if (!p) {
+                uint64_t left = 0;
+                for (uint32_t i = 0; i < n; i++)
+                        if (!lbomp__team_is_in(&lb->team, i, tag))
+                                left += lb->ws.w[i].n;
+                p = lbomp__team_poison(
+                        &lb->team, -ETIMEDOUT,
+                        "lbomp: only %u of the %u threads of the team reached step %llu within "
+                        "%g s (LBOMP_STEP_TIMEOUT): every thread of the team must run "
+                        "LBOMP_FOR_EACH_TASK, so it cannot be inside `#pragma omp single`, "
+                        "`master` or `masked`, or in a branch some threads skip. The tasks of the "
+                        "threads that came ran once; %llu task(s) of the others did not run, and "
+                        "the runtime refuses every later step",
+                        lbomp__team_entered(&lb->team, n, tag), n, (unsigned long long)(tag - 1),
+                        lb->cfg.step_timeout, (unsigned long long)left);
+        }
+        refused(lb, p);
+        lbomp__team_leave(&lb->team, self);
 }
 
 void lbomp_iter_end(lbomp_iter_t *it)
@@ -249,43 +424,60 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 return;
         struct lbomp *lb = it->lb;
         struct lbomp__worker *w = it->w;
+        uint32_t self = (uint32_t)(w - lb->ws.w);
         uint64_t now = lbomp__ticks(lb->clock.tsc);
-        if (it->slot) { /* the loop was left with a task running (break) */
-                int64_t dt = (int64_t)(now - it->t0);
-                w->clock_back += dt < 0;
-                *it->slot = dt > 0 ? (uint64_t)dt : 0;
-                it->busy += *it->slot;
-                it->slot = NULL;
-        }
-        if (it->mode == MODE_PLAIN) {
-                for (int64_t p = it->pos + 1; p < (int64_t)w->n; p++) {
-                        w->ticks[p] = 0;
-                        w->skipped++;
+        if (it->mode & (M_TIMED | M_STOLEN)) { /* the loop was left with a task running (break) */
+                uint64_t dt = since(w, now, it->t0);
+                if (it->slot) {
+                        *it->slot = dt;
+                        it->busy += dt;
+                        it->slot = NULL;
                 }
-        } else {
-                int64_t pos;
-                while (lbomp__deque_pop(&w->dq, &pos) == LBOMP__TAKEN) {
-                        w->ticks[pos] = 0;
-                        w->runner[pos] = (uint32_t)(w - lb->ws.w);
-                        w->skipped++;
-                }
+                if (it->mode & M_STOLEN)
+                        log_stolen(w, it->victim, dt);
         }
+        /* What this thread leaves undone does not run in this step (the step is then not clean:
+         * nothing of it goes into the window, so their time slots need no care). */
+        uint64_t left = it->pos < it->end ? (uint64_t)(it->end - it->pos) : 0;
+        if (it->mode & M_STEAL) {
+                int64_t first, got;
+                while ((got = lbomp__deque_pop(&w->dq, INT32_MAX, &first)) > 0)
+                        left += (uint64_t)got;
+        }
+        w->skipped = left;
         int64_t span = (int64_t)(now - w->step_t0);
-        w->clock_back += span < 0;
-        lbomp__window_step_end(w, &lb->clock, lb->cfg.time_wall, it->busy, span);
+        if (span < 0) {
+                w->clock_back++;
+                span = 0;
+        }
+        w->span = span;
+        w->busy = (it->mode & M_TIMED) ? it->busy : (uint64_t)span;
+        w->cpu_s = w->cpu0 >= 0 ? lbomp__thread_cpu_s() - w->cpu0 : -1;
+        lbomp__window_step_end(w, &lb->clock, it->par);
+        if (w->nlog)
+                flush_stolen(lb, w, it->par);
         w->steps++;
         it->active = 0;
-        int self = (int)(w - lb->ws.w);
-        lbomp__barrier_wait(&lb->team.bar, (uint32_t)lb->team_n, 0, lb->ws.oversubscribed,
-                            step_done, lb, NULL);
-        if (lb->step_clean)
-                lbomp__window_aggregate(&lb->win, &lb->ws, self, lb->cfg.steal != LBOMP__STEAL_OFF);
-        if (lb->lb_due && lbomp__lb_step(lb, self) < 0 && self == 0)
+        it->fast = 0;
+        it->mode = M_DONE;
+        struct watch wa = {.lb = lb, .n = (uint32_t)lb->team_n, .tag = lb->steps + 1};
+        int rc = lbomp__barrier_wait_watched(&lb->team.bar, (uint32_t)lb->team_n,
+                                             lb->ws.oversubscribed, step_done, lb, NULL,
+                                             missing_team, &wa);
+        if (rc == -ETIMEDOUT) {
+                broken_step(lb, self);
+                return;
+        }
+        /* The step's times, timed task by task, into the window (the LB step did it for all). */
+        if (lb->step_timed && !lb->lb_due)
+                lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, it->par,
+                                        lb->cfg.steal != LBOMP__STEAL_OFF);
+        if (lb->lb_due && lbomp__lb_step(lb, (int)self) < 0 && self == 0)
                 step_result(lb, -ENOMEM, true,
                             "lbomp: the LB step after step %llu ran out of memory; the mapping "
                             "was kept",
                             (unsigned long long)(lb->steps - 1));
-        lbomp__team_leave(&lb->team);
+        lbomp__team_leave(&lb->team, self);
 }
 
 int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
@@ -315,7 +507,7 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
                 lbomp_iter_t it = lbomp_iter_begin(lb);
                 if (it.active) {
                         void *d;
-                        while ((d = lbomp_iter_next(&it)) != NULL)
+                        while ((d = lbomp_iter_next_fast(&it)) != NULL)
                                 fn(d, it.id, arg);
                         lbomp_iter_end(&it);
                 }

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -48,8 +49,22 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* The default watchdog: a plain timeout. */
+static bool timed_out(void *arg, double waited_s)
+{
+        return waited_s >= *(const double *)arg;
+}
+
 int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, bool oversubscribed,
                         void (*serial)(void *), void *arg, uint32_t *arrived)
+{
+        return lbomp__barrier_wait_watched(b, n, oversubscribed, serial, arg, arrived,
+                                           timeout_s > 0 ? timed_out : NULL, &timeout_s);
+}
+
+int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool oversubscribed,
+                                void (*serial)(void *), void *arg, uint32_t *arrived,
+                                bool (*stuck)(void *warg, double waited_s), void *warg)
 {
         uint32_t ph = atomic_load_explicit(&b->phase, memory_order_acquire);
         if (ph & 1)
@@ -72,7 +87,7 @@ int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, 
                         *arrived = a;
                 return ok ? 0 : -ETIMEDOUT;
         }
-        double t0 = timeout_s > 0 ? lbomp__mono_s() : 0;
+        double t0 = stuck ? lbomp__mono_s() : 0;
         uint32_t polls = oversubscribed ? SPIN_POLLS_OVER : SPIN_POLLS;
         for (uint32_t i = 0;; i++) {
                 uint32_t now = atomic_load_explicit(&b->phase, memory_order_acquire);
@@ -89,7 +104,7 @@ int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, 
                         sched_yield();
                         continue;
                 }
-                if (timeout_s > 0 && lbomp__mono_s() - t0 >= timeout_s) {
+                if (stuck && stuck(warg, lbomp__mono_s() - t0)) {
                         uint32_t seen = atomic_load_explicit(&b->count, memory_order_relaxed);
                         uint32_t expect = ph;
                         if (atomic_compare_exchange_strong_explicit(&b->phase, &expect, ph | 1,
@@ -102,7 +117,7 @@ int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, 
                         }
                         continue; /* released (or broken) just now: look again */
                 }
-                futex_wait(&b->phase, ph, timeout_s > 0 ? SLICE_S : 0);
+                futex_wait(&b->phase, ph, stuck ? SLICE_S : 0);
         }
 }
 
@@ -113,15 +128,20 @@ void lbomp__barrier_reset(struct lbomp__barrier *b)
         atomic_store_explicit(&b->phase, (ph | 1) + 1, memory_order_release);
 }
 
-void lbomp__team_init(struct lbomp__team *t)
+int lbomp__team_init(struct lbomp__team *t)
 {
         memset(t, 0, sizeof *t);
         pthread_mutex_init(&t->lock, NULL);
+        /* Untouched entries cost no memory: only the thread numbers that run steps are written. */
+        t->in = calloc(LBOMP__MAX_WORKERS, sizeof *t->in);
+        return t->in ? 0 : -ENOMEM;
 }
 
 void lbomp__team_destroy(struct lbomp__team *t)
 {
         pthread_mutex_destroy(&t->lock);
+        free(t->in);
+        t->in = NULL;
 }
 
 uint64_t lbomp__team_key(void)
@@ -136,80 +156,145 @@ uint64_t lbomp__team_key(void)
         return k ? k : 1;
 }
 
-static const char *phase_name(uint64_t st)
+/* A thread that joined a gathering marks itself with this bit: its mark is not a step running. */
+#define GATHERED (1ull << 63)
+
+static void mark_hi(struct lbomp__team *t, uint32_t self)
 {
-        return (st & 3) == LBOMP__TEAM_RUNNING ? "runs" : "is gathering for";
+        uint32_t hi = atomic_load_explicit(&t->hi, memory_order_relaxed);
+        while (hi <= self &&
+               !atomic_compare_exchange_weak_explicit(&t->hi, &hi, self + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                ;
 }
 
-int lbomp__team_enter(struct lbomp__team *t, uint64_t key, uint32_t self, uint32_t n)
+/* Marks `self` inside with `mark`, or poisons: another thread with that number is inside. */
+static int mark(struct lbomp__team *t, uint32_t self, uint64_t m)
+{
+        uint64_t zero = 0;
+        mark_hi(t, self);
+        /* seq_cst: with the state read that follows, the handshake with a team taking the
+         * runtime over (either it sees this mark, or this thread sees its state). */
+        if (atomic_compare_exchange_strong(&t->in[self].step, &zero, m))
+                return 0;
+        return lbomp__team_poison(
+                t, -EBUSY,
+                "lbomp: two threads numbered %u (nesting level %d) entered the same step: "
+                "two teams of the same shape use one runtime at once (several threads "
+                "each opening a parallel region?); the runtime refuses every later step",
+                self, omp_get_level());
+}
+
+/* Whether a thread runs a step now (a mark without GATHERED). */
+static bool running_inside(const struct lbomp__team *t)
+{
+        uint32_t hi = atomic_load_explicit(&t->hi, memory_order_relaxed);
+        for (uint32_t i = 0; i < hi; i++) {
+                uint64_t m = atomic_load(&t->in[i].step);
+                if (m && !(m & GATHERED))
+                        return true;
+        }
+        return false;
+}
+
+static int second_team(struct lbomp__team *t, uint32_t self, uint32_t n, const char *what)
+{
+        return lbomp__team_poison(
+                t, -EBUSY,
+                "lbomp: a second OpenMP team (nesting level %d, thread %u of %u) entered a "
+                "step while another team %s a step of the same runtime: one runtime runs "
+                "one step at a time. Nested parallel regions each running "
+                "LBOMP_FOR_EACH_TASK need a runtime each; the runtime refuses every later "
+                "step",
+                omp_get_level(), self, n, what);
+}
+
+int lbomp__team_enter(struct lbomp__team *t, uint64_t key, uint32_t self, uint32_t n, uint64_t tag,
+                      bool *gather)
 {
         int p = lbomp__team_poisoned(t);
         if (p)
                 return p;
+        uint64_t run = key << 2 | LBOMP__TEAM_RUNNING, gathering = key << 2 | LBOMP__TEAM_GATHERING;
+        if (!*gather && atomic_load_explicit(&t->state, memory_order_acquire) == run) {
+                int rc = mark(t, self, tag);
+                if (rc < 0)
+                        return rc;
+                if (atomic_load(&t->state) == run)
+                        return 0;
+                /* A new team took the runtime over meanwhile: go the way of a new team. */
+                atomic_store_explicit(&t->in[self].step, 0, memory_order_release);
+        }
         uint64_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         for (;;) {
-                if (st == 0) {
-                        uint64_t gather = key << 2 | LBOMP__TEAM_GATHERING;
-                        if (atomic_compare_exchange_weak_explicit(&t->state, &st, gather,
-                                                                  memory_order_acq_rel,
-                                                                  memory_order_acquire))
-                                break;
-                        continue;
-                }
-                if (st == (key << 2 | LBOMP__TEAM_GATHERING))
+                if (st == gathering)
                         break;
-                if (st == (key << 2 | LBOMP__TEAM_RUNNING)) {
-                        /* Our own team's last step: its other threads are on their way out. */
-                        sched_yield();
-                        st = atomic_load_explicit(&t->state, memory_order_acquire);
+                if ((st & 3) == LBOMP__TEAM_GATHERING)
+                        return second_team(t, self, n, "is gathering for");
+                /* Idle, or the runtime of the team that ran the last step: make it ours, then
+                 * see whether a thread still runs a step (seq_cst: the other half of the
+                 * handshake in mark()). */
+                if (!atomic_compare_exchange_strong(&t->state, &st, gathering))
                         continue;
+                if ((st & 3) == LBOMP__TEAM_RUNNING && st >> 2 != key) {
+                        if (running_inside(t))
+                                return second_team(t, self, n, "runs");
+                } else {
+                        /* Our own team's last step: its other threads are on their way out. */
+                        while (running_inside(t))
+                                sched_yield();
                 }
-                return lbomp__team_poison(
-                        t, -EBUSY,
-                        "lbomp: a second OpenMP team (nesting level %d, thread %u of %u) entered a "
-                        "step while another team %s a step of the same runtime: one runtime runs "
-                        "one step at a time. Nested parallel regions each running "
-                        "LBOMP_FOR_EACH_TASK need a runtime each; the runtime refuses every later "
-                        "step",
-                        omp_get_level(), self, n, phase_name(st));
+                break;
         }
-        uint64_t bit = 1ull << (self % 64);
-        uint64_t had = atomic_fetch_or_explicit(&t->seen[self / 64], bit, memory_order_relaxed);
-        if (had & bit)
-                return lbomp__team_poison(
-                        t, -EBUSY,
-                        "lbomp: two threads numbered %u (nesting level %d) entered the same step: "
-                        "two teams of the same shape use one runtime at once (several threads "
-                        "each opening a parallel region?); the runtime refuses every later step",
-                        self, omp_get_level());
+        int rc = mark(t, self, tag | GATHERED);
+        if (rc < 0)
+                return rc;
+        *gather = true;
         return 0;
 }
 
-void lbomp__team_run(struct lbomp__team *t, uint32_t n)
+void lbomp__team_run(struct lbomp__team *t, uint32_t n, uint64_t tag)
 {
-        for (uint32_t i = 0; i < (n + 63) / 64; i++)
-                atomic_store_explicit(&t->seen[i], 0, memory_order_relaxed);
-        atomic_store_explicit(&t->inside, n, memory_order_relaxed);
+        /* The gathered threads now run a step: plain marks, published before the state, so that
+         * a team taking the runtime over after this sees them. */
+        for (uint32_t i = 0; i < n; i++)
+                atomic_store_explicit(&t->in[i].step, tag, memory_order_relaxed);
         uint64_t st = atomic_load_explicit(&t->state, memory_order_relaxed);
         atomic_store_explicit(&t->state, (st & ~3ull) | LBOMP__TEAM_RUNNING, memory_order_release);
 }
 
-void lbomp__team_leave(struct lbomp__team *t)
+void lbomp__team_leave(struct lbomp__team *t, uint32_t self)
 {
-        if (atomic_fetch_sub_explicit(&t->inside, 1, memory_order_acq_rel) == 1)
-                atomic_store_explicit(&t->state, 0, memory_order_release);
+        atomic_store_explicit(&t->in[self].step, 0, memory_order_release);
 }
 
 void lbomp__team_abort(struct lbomp__team *t)
 {
-        for (uint32_t i = 0; i < LBOMP__MAX_WORKERS / 64; i++)
-                atomic_store_explicit(&t->seen[i], 0, memory_order_relaxed);
-        atomic_store_explicit(&t->state, 0, memory_order_release);
+        atomic_store_explicit(&t->state, LBOMP__TEAM_IDLE, memory_order_release);
 }
 
 bool lbomp__team_busy(const struct lbomp__team *t)
 {
-        return atomic_load_explicit(&t->state, memory_order_acquire) != 0;
+        if ((atomic_load_explicit(&t->state, memory_order_acquire) & 3) == LBOMP__TEAM_GATHERING)
+                return true;
+        uint32_t hi = atomic_load_explicit(&t->hi, memory_order_acquire);
+        for (uint32_t i = 0; i < hi; i++)
+                if (atomic_load_explicit(&t->in[i].step, memory_order_acquire))
+                        return true;
+        return false;
+}
+
+bool lbomp__team_is_in(const struct lbomp__team *t, uint32_t self, uint64_t tag)
+{
+        return (atomic_load_explicit(&t->in[self].step, memory_order_acquire) & ~GATHERED) == tag;
+}
+
+uint32_t lbomp__team_entered(const struct lbomp__team *t, uint32_t n, uint64_t tag)
+{
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+                k += lbomp__team_is_in(t, i, tag);
+        return k;
 }
 
 int lbomp__team_poison(struct lbomp__team *t, int err, const char *fmt, ...)
@@ -226,12 +311,13 @@ int lbomp__team_poison(struct lbomp__team *t, int err, const char *fmt, ...)
                 lbomp__set_error("%s", t->poison_msg);
         }
         /* Whoever waits at a gathering must hear it now, not at its watchdog; a step that
-         * already runs is not disturbed, it ends as it began. */
+         * already runs is not disturbed: its end barrier's watchdog looks at the poison while
+         * some thread of its team has not entered. */
         uint64_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if ((st & 3) == LBOMP__TEAM_GATHERING) {
-                uint32_t ph = atomic_load_explicit(&t->bar.phase, memory_order_acquire);
-                if (!(ph & 1) && atomic_compare_exchange_strong(&t->bar.phase, &ph, ph | 1))
-                        futex_wake_all(&t->bar.phase);
+                uint32_t ph = atomic_load_explicit(&t->gather.phase, memory_order_acquire);
+                if (!(ph & 1) && atomic_compare_exchange_strong(&t->gather.phase, &ph, ph | 1))
+                        futex_wake_all(&t->gather.phase);
                 atomic_store_explicit(&t->state, 0, memory_order_release);
         }
         pthread_mutex_unlock(&t->lock);

@@ -1,14 +1,19 @@
 /*
- * team.h — who is in a step, and the barrier they meet at.
+ * team.h — who is in a step, and the barriers they meet at.
  *
- * A step belongs to one OpenMP team at a time. A thread entering a step says which team it is in
- * (nesting level, ancestors, its number); a team arriving while another one gathers or runs a step
- * of the same runtime is refused, and so is a thread whose number is already there (a second team
- * with the same shape). The barrier is the library's own, not `#pragma omp barrier`, so that a
- * team that never arrives — LBOMP_FOR_EACH_TASK inside `single` or `master`, where the other
- * threads wait elsewhere — is detected by a watchdog and refused instead of hanging. Once refused
- * that way the runtime is poisoned: every later step is refused at once with the same message.
- * Below it: error and clock only.
+ * A step belongs to one OpenMP team at a time. The team that ran the last step may enter the next
+ * one at once (no gathering): each thread marks its number as inside the step, and checks that
+ * the runtime still belongs to its team. A team that is new (or finds the runtime changed: first
+ * step, tasks added or removed, another team size) gathers first: its threads meet at a barrier
+ * whose last arrival prepares the step. A team arriving while another one gathers or has threads
+ * inside a step is refused, and so is a thread whose number is already inside (a second team of
+ * the same shape). The barriers are the library's own, not `#pragma omp barrier`, so that a team
+ * that never arrives — LBOMP_FOR_EACH_TASK inside `single` or `master`, where the other threads
+ * wait elsewhere — is detected by a watchdog and refused instead of hanging: at the gathering,
+ * and at the end of a step entered without gathering, where the watchdog breaks the barrier only
+ * while some thread of the team has not entered the step (a thread still running its tasks is
+ * waited for however long it takes). Once refused that way the runtime is poisoned: every later
+ * step is refused at once with the same message. Below it: error and clock only.
  */
 #ifndef LBOMP_TEAM_H
 #define LBOMP_TEAM_H
@@ -36,43 +41,68 @@ struct lbomp__barrier {
  */
 int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, bool oversubscribed,
                         void (*serial)(void *), void *arg, uint32_t *arrived);
+/*
+ * The same with a watchdog of the caller's: a waiter that sleeps calls stuck(warg, seconds
+ * waited) every 50 ms; when it returns true, the barrier breaks as at a timeout.
+ */
+int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool oversubscribed,
+                                void (*serial)(void *), void *arg, uint32_t *arrived,
+                                bool (*stuck)(void *warg, double waited_s), void *warg);
 /* Makes a broken or unused barrier whole again. Only while no thread is in it. */
 void lbomp__barrier_reset(struct lbomp__barrier *b);
 
 enum { LBOMP__TEAM_IDLE = 0, LBOMP__TEAM_GATHERING = 1, LBOMP__TEAM_RUNNING = 2 };
 
+/* One per thread number: the step that thread is inside (step number + 1), 0 when out. */
+struct lbomp__inside {
+        _Alignas(LBOMP__CACHELINE) _Atomic uint64_t step;
+};
+
 struct lbomp__team {
-        struct lbomp__barrier bar;
-        _Atomic uint64_t state;  /* team key << 2 | IDLE, GATHERING or RUNNING */
-        _Atomic uint32_t inside; /* threads of the running step not yet out of it */
-        _Atomic uint64_t seen[LBOMP__MAX_WORKERS / 64]; /* thread numbers at the gathering step */
-        _Atomic int poison;   /* 0, or the error every later step is refused with */
-        pthread_mutex_t lock; /* the poisoning (cold) */
+        struct lbomp__barrier gather; /* the gathering of a new team */
+        struct lbomp__barrier bar;    /* the end of a step, and the LB step's rounds */
+        /* team key << 2 | IDLE, GATHERING or RUNNING: the team that may enter without gathering
+         * (RUNNING stays between steps; a new team takes it over by gathering) */
+        _Atomic uint64_t state;
+        struct lbomp__inside *in; /* [LBOMP__MAX_WORKERS] by thread number */
+        _Atomic uint32_t hi;      /* 1 + the highest thread number that ever entered */
+        _Atomic int poison;       /* 0, or the error every later step is refused with */
+        pthread_mutex_t lock;     /* the poisoning (cold) */
         char poison_msg[640];
 };
 
-/* Ready for a first step. */
-void lbomp__team_init(struct lbomp__team *t);
+/* Ready for a first step. 0 or -ENOMEM. */
+int lbomp__team_init(struct lbomp__team *t);
 void lbomp__team_destroy(struct lbomp__team *t);
 
 /* This thread's team: nesting level and ancestor thread numbers, never 0. */
 uint64_t lbomp__team_key(void);
 
 /*
- * A thread of team `key`, number `self` of a team of n, enters a step: 0, or -EBUSY when another
- * team gathers or runs a step (or this thread number is already there: a second team of the same
- * shape), with the runtime poisoned and the message set; or the poison of an earlier refusal.
+ * Thread `self` of team `key` (n threads) enters the step whose tag is `tag` (step number + 1).
+ * With *gather false it first tries to enter at once: it may when its team ran the last step.
+ * Returns 0 with *gather telling whether it must gather (lbomp__barrier_wait on t->gather, whose
+ * serial part calls lbomp__team_run) — it then marked itself inside; or -EBUSY (another team
+ * gathers or runs a step, or this thread number is already inside: a second team of the same
+ * shape), with the runtime poisoned and the message set; or the poison of an earlier refusal. On
+ * a refusal the thread is not inside.
  */
-int lbomp__team_enter(struct lbomp__team *t, uint64_t key, uint32_t self, uint32_t n);
-/* The gathering is over (in the serial part of the first barrier): the step runs with n threads.
- */
-void lbomp__team_run(struct lbomp__team *t, uint32_t n);
-/* A thread is out of the running step; the last one out ends it. */
-void lbomp__team_leave(struct lbomp__team *t);
-/* Ends a gathering that will not run (its serial part failed): nobody will call leave. */
+int lbomp__team_enter(struct lbomp__team *t, uint64_t key, uint32_t self, uint32_t n, uint64_t tag,
+                      bool *gather);
+/* The gathering of n threads for the step tagged `tag` is over (in the serial part of its
+ * barrier): they run the step, and the team may enter later steps without gathering. */
+void lbomp__team_run(struct lbomp__team *t, uint32_t n, uint64_t tag);
+/* Thread `self` is out of its step (also after a refusal at a barrier). */
+void lbomp__team_leave(struct lbomp__team *t, uint32_t self);
+/* Ends a gathering that will not run (its serial part failed): the next step gathers again. */
 void lbomp__team_abort(struct lbomp__team *t);
-/* Whether a step gathers or runs now (what setters and task calls refuse to run under). */
+/* Whether a step gathers or has threads inside now (what setters and task calls refuse to run
+ * under). */
 bool lbomp__team_busy(const struct lbomp__team *t);
+/* Whether thread number `self` is inside the step tagged `tag`. */
+bool lbomp__team_is_in(const struct lbomp__team *t, uint32_t self, uint64_t tag);
+/* How many of thread numbers 0..n-1 are inside the step tagged `tag`. */
+uint32_t lbomp__team_entered(const struct lbomp__team *t, uint32_t n, uint64_t tag);
 
 /* Poisons the runtime with err and a message (the first one wins, printed once); returns err. */
 int lbomp__team_poison(struct lbomp__team *t, int err, const char *fmt, ...)

@@ -1,9 +1,10 @@
 /*
  * window.c — measurement between two LB steps (window.h).
  *
- * A task's time is one counter read at its start (the hot path, step.c); here those times become
- * seconds, are scaled where the thread was descheduled, summed per task over the window and kept
- * for the last LBOMP__HIST steps, so that the LB step can take each task's median. The energy
+ * A worker's step is two counter reads (its span), and in a timed step one more per task (the hot
+ * path, step.c); here those times become seconds, are scaled where the thread was descheduled,
+ * give every step's λ, and, in the timed steps, are summed per task and kept one by one, so that
+ * the LB step can take each task's median. The energy
  * counters are read where a window starts and ends, so that each window has its own joules over
  * exactly its wall time: one reading closes a window and opens the next.
  */
@@ -62,90 +63,155 @@ void lbomp__window_energy_tick(struct lbomp__window *win)
                 energy_read(win);
 }
 
-int lbomp__window_reserve(struct lbomp__window *win, uint32_t ntask)
+int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t steps)
 {
-        if (ntask <= win->cap && win->ticks)
+        if (steps >= win->step_cap) {
+                uint64_t cap = win->step_cap ? 2 * win->step_cap : 1024;
+                while (cap <= steps)
+                        cap *= 2;
+                if (LBOMP__GROW(win->step, cap))
+                        return -ENOMEM;
+                win->step_cap = cap;
+        }
+        if (nslots <= win->cap && win->ticks)
                 return 0;
         uint32_t cap = win->cap ? win->cap : 64;
-        while (cap < ntask)
+        while (cap < nslots)
                 cap *= 2;
-        if (LBOMP__GROW(win->ticks, cap) || LBOMP__GROW(win->hist, (size_t)cap * LBOMP__HIST))
+        if (LBOMP__GROW(win->ticks, cap) || LBOMP__GROW(win->hist, (size_t)cap * LBOMP__TIMED) ||
+            LBOMP__GROW(win->ns, cap))
                 return -ENOMEM;
         memset(win->ticks + win->cap, 0, (cap - win->cap) * sizeof *win->ticks);
+        memset(win->ns + win->cap, 0, (cap - win->cap) * sizeof *win->ns);
         win->cap = cap;
         return 0;
 }
 
-void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t ntask,
+void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n)
+{
+        for (uint32_t i = 0; i < n; i++)
+                if (slots[i] < win->cap) {
+                        win->ticks[slots[i]] = 0;
+                        win->ns[slots[i]] = 0;
+                }
+}
+
+void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
                            uint64_t steps, bool read_energy)
 {
         win->first = steps;
         win->steps = 0;
+        win->timed = 0;
+        win->lam_sum = win->lam_max = win->lamr_sum = 0;
         win->wall0 = lbomp__mono_s();
         if (read_energy)
                 energy_read(win);
         energy_mark(win);
-        if (ntask && win->ticks)
-                memset(win->ticks, 0, ntask * sizeof *win->ticks);
+        if (nslots > win->cap)
+                nslots = win->cap;
+        if (nslots && win->ticks) {
+                memset(win->ticks, 0, nslots * sizeof *win->ticks);
+                memset(win->ns, 0, nslots * sizeof *win->ns);
+        }
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
-                w->win_bg_s = w->win_busy_s = 0;
+                w->win_owned_s = w->win_run_s = 0;
+                w->win_busy_timed_s = w->win_bg_timed_s = 0;
                 w->win_stolen = 0;
-                w->win_steps = 0;
         }
 }
 
-void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock,
-                            bool time_wall, uint64_t busy, int64_t span)
+void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock, int par)
 {
-        if (span < (int64_t)busy)
-                span = (int64_t)busy;
         double tps = clock->ticks_per_s;
-        double busy_s = (double)busy / tps, bg_s = (double)(span - (int64_t)busy) / tps;
-        double scale = 1.0;
-        if (!time_wall) {
+        double span_s = w->span > 0 ? (double)w->span / tps : 0;
+        double busy_s = (double)w->busy / tps;
+        if (busy_s > span_s)
+                span_s = busy_s;
+        double scale = 1.0, run_s = span_s;
+        if (w->cpu_s > 0) {
                 /* Time the thread was descheduled (other threads, other processes) is not the
                  * tasks'. The thread's CPU time bounds what its tasks used: when they took longer
                  * on the wall clock, they are scaled down to it. The pause is not spread over the
                  * whole step, because it often falls outside the tasks (a thread woken late from
                  * the barrier starts its first task late) and its tasks then ran uninterrupted.
                  * What CPU time is left over is the worker's background load. */
-                double cpu = lbomp__thread_cpu_s() - w->cpu0;
-                if (cpu > 0 && busy_s > cpu)
-                        scale = cpu / busy_s;
-                double rest = cpu - busy_s * scale;
-                if (cpu > 0)
-                        bg_s = rest > 0 ? rest : 0;
+                if (busy_s > w->cpu_s)
+                        scale = w->cpu_s / busy_s;
+                run_s = w->cpu_s;
         }
-        w->scale = scale;
+        w->scale[par] = scale;
+        w->run_s = run_s;
         w->busy_s = busy_s * scale;
-        w->bg_s = bg_s;
+        w->bg_s = run_s > w->busy_s ? run_s - w->busy_s : 0;
+        /* Its own share; what thieves spent in its tasks is added at the barrier. */
+        double own = run_s - (double)w->stolen_ticks / tps * scale;
+        w->owned_s = own > 0 ? own : 0;
+        w->prev_span_s = span_s;
+}
+
+void lbomp__window_step(struct lbomp__window *win, struct lbomp__workers *ws,
+                        const struct lbomp__clock *clock, uint64_t skipped, bool clean, bool timed)
+{
+        double tps = clock->ticks_per_s;
+        double omax = 0, osum = 0, rmax = 0, rsum = 0;
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                uint64_t given = atomic_exchange_explicit(&w->given, 0, memory_order_relaxed);
+                w->owned_s += (double)given / tps;
+                osum += w->owned_s;
+                rsum += w->run_s;
+                omax = w->owned_s > omax ? w->owned_s : omax;
+                rmax = w->run_s > rmax ? w->run_s : rmax;
+                if (!clean)
+                        continue;
+                w->win_owned_s += w->owned_s;
+                w->win_run_s += w->run_s;
+                w->win_stolen += w->stolen;
+                if (timed) {
+                        w->win_busy_timed_s += w->busy_s;
+                        w->win_bg_timed_s += w->bg_s;
+                }
+        }
+        double n = ws->n ? (double)ws->n : 1.0;
+        double lam = osum > 0 ? omax / (osum / n) : 1.0;
+        double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
+        /* lbomp__window_reserve made room for this record. */
+        win->step[win->nstep++] = (struct lbomp__steprec){
+                .lambda = (float)lam,
+                .lambda_run = (float)lamr,
+                .skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped};
+        if (!clean)
+                return;
+        win->steps++;
+        win->timed += timed;
+        win->lam_sum += lam;
+        win->lamr_sum += lamr;
+        win->lam_max = lam > win->lam_max ? lam : win->lam_max;
 }
 
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
-                             bool steal)
+                             int par, bool steal)
 {
         struct lbomp__worker *w = &ws->w[self];
-        w->win_busy_s += w->busy_s;
-        w->win_bg_s += w->bg_s;
-        w->win_stolen += w->stolen;
-        w->win_steps++;
+        const uint64_t *tk = w->ticks + (size_t)par * w->cap;
+        const uint32_t *rn = w->runner + (size_t)par * w->cap;
         /* A stolen task was timed by its thief, so it is scaled by the thief's factor: the sum of
          * task costs then equals the sum of the workers' time in tasks, whoever ran what. */
-        size_t slot = (size_t)((w->win_steps - 1) % LBOMP__HIST); /* same on every worker */
         for (uint32_t i = 0; i < w->n; i++) {
                 uint32_t t = w->tasks[i];
-                double v = (double)w->ticks[i] * (steal ? ws->w[w->runner[i]].scale : w->scale);
+                double v = (double)tk[i] * (steal ? ws->w[rn[i]].scale[par] : w->scale[par]);
                 win->ticks[t] += v;
-                win->hist[(size_t)t * LBOMP__HIST + slot] = (float)v;
+                if (win->ns[t] < LBOMP__TIMED)
+                        win->hist[(size_t)t * LBOMP__TIMED + win->ns[t]++] = (float)v;
         }
 }
 
-/* Median of n <= LBOMP__HIST values (the mean of the two middle ones when n is even). */
+/* Median of n <= LBOMP__TIMED values (the mean of the two middle ones when n is even). */
 static double median(const float *v, uint32_t n)
 {
-        float a[LBOMP__HIST];
-        for (uint32_t i = 0; i < n; i++) { /* insertion sort: n is at most 8 */
+        float a[LBOMP__TIMED];
+        for (uint32_t i = 0; i < n; i++) { /* insertion sort: n is at most LBOMP__TIMED */
                 uint32_t j = i;
                 while (j > 0 && a[j - 1] > v[i]) {
                         a[j] = a[j - 1];
@@ -157,36 +223,37 @@ static double median(const float *v, uint32_t n)
 }
 
 void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__worker *w,
-                         uint64_t steps, double ticks_per_s, double *cost)
+                         double ticks_per_s, double *cost)
 {
-        double per = 1.0 / ((steps ? (double)steps : 1.0) * ticks_per_s);
         double tick_s = 1.0 / ticks_per_s;
-        /* Robust: a task's cost is the median of its last steps (up to LBOMP__HIST), since a
-         * thread that is descheduled (oversubscription, other processes) charges the whole pause
-         * to the one task it was running; a mean would make that task look heavy. */
-        uint32_t nh = steps >= 3 ? (uint32_t)(steps < LBOMP__HIST ? steps : LBOMP__HIST) : 0;
+        /* Robust: a task's cost is the median of its timed steps, since a thread that is
+         * descheduled (oversubscription, other processes) charges the whole pause to the one task
+         * it was running; a mean would make that task look heavy. */
         double raw = 0, robust = 0;
         for (uint32_t i = 0; i < w->n; i++) {
-                uint32_t id = w->tasks[i];
-                cost[i] = win->ticks[id] * per;
-                if (!nh)
+                uint32_t id = w->tasks[i], n = win->ns[id];
+                if (!n) { /* not measured yet (added after the timed steps) */
+                        cost[i] = 0;
                         continue;
-                double m = median(win->hist + (size_t)id * LBOMP__HIST, nh) * tick_s;
-                raw += cost[i];
-                robust += m;
-                cost[i] = m;
+                }
+                raw += win->ticks[id] / n * tick_s;
+                cost[i] = median(win->hist + (size_t)id * LBOMP__TIMED, n) * tick_s;
+                robust += cost[i];
         }
-        if (!nh)
-                return;
         /* The medians are rescaled so that the worker's tasks still add up to the time it
          * measured: the pauses are spread over its tasks instead of being lost. */
-        for (uint32_t i = 0; i < w->n; i++)
-                cost[i] = robust > 0 ? cost[i] * (raw / robust) : win->ticks[w->tasks[i]] * per;
+        if (robust > 0)
+                for (uint32_t i = 0; i < w->n; i++)
+                        cost[i] *= raw / robust;
+}
+
+double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w)
+{
+        return win->timed ? w->win_bg_timed_s / win->timed : 0;
 }
 
 lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
-                                          const struct lbomp__workers *ws, const double *load,
-                                          uint64_t steps)
+                                          const struct lbomp__workers *ws, uint64_t steps)
 {
         if (win->n == win->rec_cap) {
                 size_t cap = win->rec_cap ? 2 * win->rec_cap : 16;
@@ -205,13 +272,13 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         memset(ws_rec, 0, sizeof *ws_rec);
         ws_rec->first_step = win->first;
         ws_rec->steps = steps - win->first;
-        double mx = 0, sum = 0, run_mx = 0, run_sum = 0;
+        double mx = 0, sum = 0, run_mx = 0, run_sum = 0, per = win->steps ? 1.0 / win->steps : 1.0;
         for (int i = 0; i < ws->n; i++) {
-                sum += load[i];
-                mx = load[i] > mx ? load[i] : mx;
-                /* What the workers carried: `load` charges tasks to their owners (what the policy
-                 * plans with); this charges them to the threads that ran them. */
-                double run = ws->w[i].win_busy_s + ws->w[i].win_bg_s;
+                /* `owned` charges tasks to their owners (what a plan can change); `run` to the
+                 * threads that ran them (what the steps took). */
+                double load = ws->w[i].win_owned_s * per, run = ws->w[i].win_run_s * per;
+                sum += load;
+                mx = load > mx ? load : mx;
                 run_sum += run;
                 run_mx = run > run_mx ? run : run_mx;
                 ws_rec->stolen += ws->w[i].win_stolen;
@@ -220,6 +287,10 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         ws_rec->avg_load = ws->n ? sum / ws->n : 0;
         ws_rec->imbalance = ws_rec->avg_load > 0 ? mx / ws_rec->avg_load : 1.0;
         ws_rec->imbalance_run = run_sum > 0 ? run_mx / (run_sum / ws->n) : 1.0;
+        ws_rec->imbalance_step_mean = win->steps ? win->lam_sum / win->steps : 1.0;
+        ws_rec->imbalance_step_max = win->steps ? win->lam_max : 1.0;
+        ws_rec->imbalance_run_step_mean = win->steps ? win->lamr_sum / win->steps : 1.0;
+        ws_rec->timed_steps = win->timed;
         ws_rec->wall_s = lbomp__mono_s() - win->wall0;
         /* One reading closes this window; lbomp__window_restart(read_energy = false) makes it the
          * start of the next. */
@@ -245,6 +316,8 @@ void lbomp__window_free(struct lbomp__window *win)
 {
         free(win->ticks);
         free(win->hist);
+        free(win->ns);
+        free(win->step);
         free(win->rec);
         lbomp__energy_close(win->energy);
         free(win->mark);

@@ -1,8 +1,19 @@
 /*
- * window.h — measurement between two LB steps: what each task cost in every step of the window
- * (scaled from wall to CPU time where a thread was descheduled), what each worker spent in tasks
- * and around them, the energy counters read where a window starts and ends, and the record of
- * every window. Below it: workers, tasks, clock, energy.
+ * window.h — measurement between two LB steps: what each worker carried and owned in every step
+ * (so the λ of every step), what each task cost in the steps the next decision reads, the energy
+ * counters read where a window starts and ends, and the record of every window and step. Below
+ * it: workers, tasks, clock, energy.
+ *
+ * What the policy is handed. A step costs one counter read per worker at each end; tasks are
+ * timed one by one only in the last LBOMP__TIMED steps of each window (every step when the period
+ * is that short), because those are the steps the decision reads: a task's cost is its median over
+ * them, rescaled so that a worker's tasks add up to what it measured in those steps. So the costs
+ * describe the window's end, what the next steps will look like if loads persist, not its average:
+ * a hotspot that moved during the window is seen where it is now. What moves faster than that
+ * (within the last steps) no plan can follow; the per-step λ records it (a window whose summed
+ * loads look balanced while each step was not), and stealing absorbs it within the step. Every
+ * step also yields each worker's owned load (the time of its own tasks, whoever ran them, plus its
+ * background) and carried load (what its thread ran), from the per-worker reads alone.
  */
 #ifndef LBOMP_WINDOW_H
 #define LBOMP_WINDOW_H
@@ -15,17 +26,30 @@
 #include "lbomp.h"
 #include "workers.h"
 
-#define LBOMP__HIST 8 /* steps of each task kept for the robust cost */
+#define LBOMP__TIMED 3 /* steps at the end of a window whose tasks are timed one by one */
+
+/* One step of the run: its λ (owned and carried) and the tasks that did not run in it. */
+struct lbomp__steprec {
+        float lambda, lambda_run;
+        uint32_t skipped;
+};
 
 struct lbomp__window {
-        double *ticks; /* [cap] scaled ticks of each task in this window */
-        float *hist;   /* [cap * LBOMP__HIST] its last steps' values, for the median */
+        double *ticks; /* [cap] scaled ticks of each task over the window's timed steps */
+        float *hist;   /* [cap * LBOMP__TIMED] its value in each timed step it ran in */
+        uint8_t *ns;   /* [cap] values in hist */
         uint32_t cap;
-        uint64_t first;         /* first step of the window being measured */
-        uint64_t steps;         /* its steps measured: those in which every task ran */
-        uint64_t tasks_version; /* the task set it measures (lbomp__tasks.version) */
-        double wall0;           /* when it started */
-        /* records */
+        uint64_t first;  /* first step of the window being measured */
+        uint64_t steps;  /* its steps measured: those in which every task ran */
+        uint32_t timed;  /* of which timed task by task */
+        double wall0;    /* when it started */
+        double lam_sum;  /* Σ per-step λ over its steps */
+        double lam_max;  /* max per-step λ */
+        double lamr_sum; /* Σ per-step λ of what the workers carried */
+        /* every step of the run */
+        struct lbomp__steprec *step;
+        uint64_t nstep, step_cap;
+        /* window records */
         lbomp_window_stats_t *rec;
         size_t n, rec_cap;
         /* energy: opened at create, read where windows start and end, and after steps */
@@ -44,41 +68,55 @@ int lbomp__window_energy_open(struct lbomp__window *win, const char *powercap_ro
  * ends within 10 ms of its last step. */
 void lbomp__window_energy_tick(struct lbomp__window *win);
 
-/* Room for tasks with ids below ntask. 0 or -ENOMEM. */
-int lbomp__window_reserve(struct lbomp__window *win, uint32_t ntask);
-/* A new window starts at step `steps` (after an LB step, or when the task set changed); with
+/* Room for tasks in slots below nslots, and for one more step record. 0 or -ENOMEM. */
+int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t steps);
+/* The slots given to new tasks: what they measured for a removed task is forgotten. */
+void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
+/* A new window starts at step `steps` (after an LB step, or when the team changed); with
  * `read_energy`, the counters are read to mark its start (false: the reading that closed the last
  * window is the mark). */
-void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t ntask,
+void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
                            uint64_t steps, bool read_energy);
+/* Whether the step after `steps` clean steps of a window with this period is timed. */
+static inline bool lbomp__window_timed(uint64_t steps, int period)
+{
+        return steps + LBOMP__TIMED >= (uint64_t)period;
+}
 
 /*
- * The end of worker w's part of a step: `busy` ticks in its tasks over a span of `span` ticks.
- * With cpu time (not time_wall), tasks that took longer on the wall clock than the thread ran are
- * scaled down to its CPU time; the rest of its CPU time is its background. Sets w->scale, w->busy_s
- * and w->bg_s.
+ * Worker w's part of step parity `par` ended (on its thread, before the barrier): from its span,
+ * its time in tasks and its CPU time when read, the factor that scales its task times down to
+ * CPU time (LBOMP_TIME=cpu) where the thread was descheduled.
  */
-void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock,
-                            bool time_wall, uint64_t busy, int64_t span);
-/* Worker `self`, after the barrier that ends the tasks: its step into the window (its tasks'
- * times, stolen ones scaled by their thief's factor, and its own sums). */
+void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock, int par);
+/*
+ * The step is over (the serial part of its barrier): every worker's carried and owned loads (the
+ * time thieves spent in its tasks is read and cleared), the step's record, and, when it is
+ * `clean` (every task ran), the window's sums. Call lbomp__window_reserve first.
+ */
+void lbomp__window_step(struct lbomp__window *win, struct lbomp__workers *ws,
+                        const struct lbomp__clock *clock, uint64_t skipped, bool clean, bool timed);
+/* Worker `self`, after a clean timed step of parity `par`: its tasks' times into the window,
+ * stolen ones (with `steal`: who ran each is in `runner`) scaled by their thief's factor. */
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
-                             bool steal);
+                             int par, bool steal);
 
-/* The robust costs of worker w's tasks over the window, seconds per step, into cost[0..w->n):
- * each task's median step (with 3 steps or more), rescaled so that they add up to the worker's
- * mean time in tasks, so that a pause of the thread is not charged to the one task it hit. */
+/* The robust costs of worker w's tasks over the window's timed steps, seconds per step, into
+ * cost[0..w->n): each task's median (mean below 3 values), rescaled so that they add up to the
+ * worker's mean time in them, so that a pause of the thread is not charged to the one task it
+ * hit. */
 void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__worker *w,
-                         uint64_t steps, double ticks_per_s, double *cost);
+                         double ticks_per_s, double *cost);
+/* Worker w's background (seconds per step) over the window's timed steps. */
+double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
 
 /*
- * Closes the window that ends at step `steps`: a record with λ of `load` (owner-based, [n]), the
- * workers' own λ, stolen tasks, wall time and energy (one reading, which also marks the next
+ * Closes the window that ends at step `steps`: a record with λ of the workers' owned and carried
+ * loads, per-step λ, stolen tasks, wall time and energy (one reading, which also marks the next
  * window's start). Returns the record, or NULL when out of memory.
  */
 lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
-                                          const struct lbomp__workers *ws, const double *load,
-                                          uint64_t steps);
+                                          const struct lbomp__workers *ws, uint64_t steps);
 void lbomp__window_free(struct lbomp__window *win);
 
 #endif

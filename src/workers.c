@@ -13,6 +13,7 @@
 static void worker_free(struct lbomp__worker *w)
 {
         free(w->tasks);
+        free(w->ids);
         free(w->data);
         free(w->ticks);
         free(w->runner);
@@ -94,7 +95,7 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
         free(ws->w);
         ws->w = w;
         /* Tasks of workers that are gone wait for a new home. */
-        for (uint32_t t = 0; t < tasks->n && n < ws->n; t++)
+        for (uint32_t t = 0; t < tasks->nslots && n < ws->n; t++)
                 if (tasks->task[t].worker != LBOMP__REMOVED && tasks->task[t].worker >= (uint32_t)n)
                         tasks->task[t].worker = LBOMP__PENDING;
         ws->n = n;
@@ -111,14 +112,14 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         if (!count)
                 return -ENOMEM;
         uint32_t npending = 0, k = 0;
-        for (uint32_t t = 0; t < tasks->n; t++) {
+        for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
                 if (wi == LBOMP__PENDING)
                         npending++;
                 else if (wi < P)
                         count[wi]++;
         }
-        for (uint32_t t = 0; t < tasks->n && npending; t++)
+        for (uint32_t t = 0; t < tasks->nslots && npending; t++)
                 if (tasks->task[t].worker == LBOMP__PENDING)
                         count[(uint64_t)k++ * P / npending]++;
         for (uint32_t i = 0; i < P; i++) {
@@ -127,8 +128,9 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                         uint32_t cap = count[i] > 2 * w->cap ? count[i] : 2 * w->cap;
                         if (cap < 16)
                                 cap = 16;
-                        if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->data, cap) ||
-                            LBOMP__GROW(w->ticks, cap) || LBOMP__GROW(w->runner, cap)) {
+                        if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->ids, cap) ||
+                            LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
+                            LBOMP__GROW(w->runner, 2 * (size_t)cap)) {
                                 free(count);
                                 return -ENOMEM;
                         }
@@ -138,20 +140,21 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         }
         free(count);
         k = 0;
-        for (uint32_t t = 0; t < tasks->n && npending; t++)
+        for (uint32_t t = 0; t < tasks->nslots && npending; t++)
                 if (tasks->task[t].worker == LBOMP__PENDING)
                         tasks->task[t].worker = (uint32_t)((uint64_t)k++ * P / npending);
-        for (uint32_t t = 0; t < tasks->n; t++) {
+        for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
                 if (wi >= P)
                         continue;
                 struct lbomp__worker *w = &ws->w[wi];
                 w->tasks[w->n] = t;
+                w->ids[w->n] = tasks->task[t].id;
                 w->data[w->n] = tasks->task[t].data;
-                w->ticks[w->n] = 0;
-                w->runner[w->n] = wi;
                 w->n++;
         }
+        /* The time slots of timed steps are written by whoever runs each task: only what was
+         * measured is read, so they need no clearing here. */
         tasks->dirty = false;
         return 0;
 }

@@ -1,12 +1,13 @@
 /*
- * workers.h — one worker per OpenMP thread of the team: its core and node, its tasks (ids, user
- * pointers, the step's time slots), its deque for stealing, and what it measured in the step and
- * the window. Placement follows OMP_PROC_BIND=spread over the topology. Below it: topology, deque,
- * the task table.
+ * workers.h — one worker per OpenMP thread of the team: its core and node, its tasks (slots, ids,
+ * user pointers, the time slots of timed steps), its deque for stealing, and what it measured in
+ * the step and the window. Placement follows OMP_PROC_BIND=spread over the topology. Below it:
+ * topology, deque, the task table.
  */
 #ifndef LBOMP_WORKERS_H
 #define LBOMP_WORKERS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,34 +17,58 @@
 #include "topology.h"
 #include "util.h"
 
+#define LBOMP__STEAL_LOG 8 /* victims a thief remembers per step before it flushes unscaled */
+
+/* Time a thief spent in one victim's tasks during the step (step.c), charged to the victim. */
+struct lbomp__steal_rec {
+        uint32_t victim;
+        uint64_t ticks;
+};
+
 struct lbomp__worker {
         _Alignas(LBOMP__CACHELINE) struct lbomp__deque dq;
-        _Alignas(LBOMP__CACHELINE) uint32_t *tasks; /* ids of this worker's tasks, ascending */
+        /* Written by thieves: their time in this worker's tasks this step, already scaled to
+         * CPU time, in ticks; read and cleared at the step barrier. */
+        _Alignas(LBOMP__CACHELINE) _Atomic uint64_t given;
+        _Alignas(LBOMP__CACHELINE) uint32_t *tasks; /* slots of this worker's tasks, ascending */
+        uint32_t *ids;                              /* [cap] their public ids */
         void **data;                                /* [cap] their user pointers */
         uint32_t *victims;                          /* workers to steal from, nearest first */
         uint32_t nvictims;
-        uint64_t *ticks;  /* [cap] ticks of tasks[i] this step, written by whoever ran it */
-        uint32_t *runner; /* [cap] worker that ran tasks[i] this step (stealing only) */
-        double scale;     /* this step's factor from wall to CPU time in tasks (LBOMP_TIME=cpu),
+        /* Timed steps only, two halves by the parity of the step number, so that the owner
+         * folds step s into the window while thieves of step s + 1 already write the other. */
+        uint64_t *ticks;  /* [2 * cap] ticks of tasks[i], written by whoever ran it */
+        uint32_t *runner; /* [2 * cap] worker that ran tasks[i] */
+        double scale[2];  /* factor from wall to CPU time in tasks (LBOMP_TIME=cpu) by parity,
                              read by owners of stolen tasks after the barrier */
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
         bool bound_once;
-        /* this step (owner only) */
+        /* this step (owner only; read by the serial part of the step barrier) */
         uint64_t step_t0;
-        double cpu0;     /* thread CPU time at the start of the step (LBOMP_TIME=cpu) */
-        double busy_s;   /* time in tasks this step, scaled */
-        double bg_s;     /* the rest of the step's span (or CPU time) */
-        uint64_t stolen; /* tasks this worker stole this step */
-        /* this window (owner only) */
-        double win_bg_s;   /* span not spent in tasks */
-        double win_busy_s; /* time in tasks it ran (its own and stolen) */
+        double cpu0;           /* thread CPU time at the start of the step, or < 0: not read */
+        double cpu_s;          /* CPU time of the step, or < 0: not read */
+        int64_t span;          /* ticks from entering the step to leaving its tasks */
+        uint64_t busy;         /* ticks in tasks (timed steps; the span otherwise) */
+        uint64_t stolen_ticks; /* ticks in tasks stolen from others */
+        uint64_t stolen;       /* tasks this worker stole this step */
+        uint64_t skipped;      /* tasks left when a thread broke out of the loop */
+        double prev_span_s;    /* the last step's span: whether reading CPU time pays */
+        struct lbomp__steal_rec log[LBOMP__STEAL_LOG];
+        uint32_t nlog;
+        /* this step, in seconds, derived at the step barrier */
+        double run_s;   /* what it carried: CPU time, or its span when not read */
+        double owned_s; /* its own tasks' time, whoever ran them, plus its background */
+        double busy_s;  /* time in tasks (own and stolen), scaled */
+        double bg_s;    /* the rest of run_s */
+        /* this window */
+        double win_owned_s, win_run_s; /* sums over the window's clean steps */
         uint64_t win_stolen;
-        uint64_t steps;      /* steps this worker has run */
-        uint64_t win_steps;  /* steps of the current window */
-        uint64_t skipped;    /* tasks left when a thread broke out of the loop */
-        uint64_t clock_back; /* readings earlier than the previous one, counted as 0 */
+        double win_busy_timed_s; /* time in tasks (own and stolen) over the timed steps */
+        double win_bg_timed_s;   /* the rest of its run over the timed steps */
+        uint64_t steps;          /* steps this worker has run */
+        uint64_t clock_back;     /* readings earlier than the previous one, counted as 0 */
         /* data moves of the current LB step (migrate.c), summed by the LB step */
         uint32_t data_moves;
         uint64_t data_bytes;
@@ -67,9 +92,9 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
 void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *topo,
                           enum lbomp__steal steal);
 /*
- * Gives pending tasks a worker (contiguous blocks of ids, as schedule(static) would) and rebuilds
- * every worker's arrays in ascending id order. One thread, no step running. 0 or -ENOMEM (then the
- * arrays are unchanged and tasks->dirty stays set).
+ * Gives pending tasks a worker (contiguous blocks of slots, as schedule(static) would place
+ * ids) and rebuilds every worker's arrays in ascending slot order. One thread, no step running.
+ * 0 or -ENOMEM (then the arrays are unchanged and tasks->dirty stays set).
  */
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks);
 /* Binds the calling thread to worker w's core, once (not with a profile, a flat host, or when

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
                 ASSERT_EQ(lbomp_task_remove(lb, (lbomp_id_t)i), 0);
                 task[i].alive = 0;
         }
-        ASSERT_EQ(lbomp_task_remove(lb, 0), -ENOENT);
+        ASSERT_EQ(lbomp_task_remove(lb, 0), -ESTALE); /* removed ids are refused, never reused */
         for (int i = NTASKS; i < NTASKS + 100; i++) {
                 task[i].cost = 3;
                 task[i].alive = 1;

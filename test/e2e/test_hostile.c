@@ -424,7 +424,9 @@ static void t_huge(const char *p)
                 lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
         }
-        ASSERT_STR_CONTAINS(report_of(lb), "task 7 alone costs that much");
+        /* `none` times no task (its LB step reads only the workers' loads): no such note. */
+        if (strcmp(p, "none") != 0)
+                ASSERT_STR_CONTAINS(report_of(lb), "task 7 alone costs that much");
         lbomp_destroy(lb);
 }
 

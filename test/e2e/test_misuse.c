@@ -3,13 +3,19 @@
  * never in a hang, a task run twice, or a step that silently ran nothing. One subcommand per
  * misuse, each a meson test with a timeout of seconds:
  *   single, master   LBOMP_FOR_EACH_TASK inside `single` / `master`: refused after the step
- *                    timeout (the runtime then refuses every later step at once)
+ *                    timeout (the runtime then refuses every later step at once). As a team's
+ *                    first step (it gathers): no task runs. After a step of the whole team (the
+ *                    next one is entered without gathering): refused at the step's end, the
+ *                    tasks of the thread that came ran once, the others' not, and the message
+ *                    counts them
  *   nested           two nested teams enter the same runtime at once: no task runs twice in a
  *                    step, the second team is refused (-EBUSY)
  *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
  *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
- *   break            a thread breaks out of its loop after 3 tasks, 200 steps: every step reports
- *                    the tasks that did not run (-EINTR), and their number does not grow
+ *   break            a thread breaks out of its loop after 3 tasks, 200 steps, without and with
+ *                    stealing: every step reports the tasks that did not run (-EINTR, and
+ *                    lbomp_step_get), no more and no fewer, and nothing piles up on the thread
+ *                    that breaks (its number does not grow, the balancer never gives it tasks)
  * Usage: test_misuse ITEM
  */
 #include <errno.h>
@@ -83,13 +89,13 @@ static void run_ok_step(lbomp_t *lb)
         ASSERT_EQ(lbomp_last_step(lb), 0);
 }
 
-/* `single` or `master`: one thread of two runs the loop; the step is refused after the timeout,
- * nothing ran, and every later step is refused at once. */
-static void construct_then_refused(const char *which)
+static long runs_of(int i)
 {
-        lbomp_t *lb = create(2);
-        run_ok_step(lb);
-        double t0 = now_s();
+        return atomic_load(&task[i].runs);
+}
+
+static void in_construct(lbomp_t *lb, const char *which)
+{
         if (strcmp(which, "single") == 0) {
 #pragma omp parallel num_threads(2)
 #pragma omp single
@@ -101,23 +107,68 @@ static void construct_then_refused(const char *which)
                 LBOMP_FOR_EACH_TASK (lb, struct task *, t)
                         work(t);
         }
-        double took = now_s() - t0;
-        ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
-        printf("%s: refused after %.2f s: %s\n", which, took, lbomp_last_error());
-        ASSERT_STR_CONTAINS(lbomp_last_error(), "single");
-        ASSERT_STR_CONTAINS(lbomp_last_error(), "master");
-        ASSERT_STR_CONTAINS(lbomp_last_error(), "only 1 of the 2 threads");
-        ASSERT_EQ(max_runs(), 1); /* refused: no task of the step ran */
-        ASSERT_DLE(took, 8.0);
-        /* Every later step is refused at once, in both forms, and runs nothing. */
-        t0 = now_s();
+}
+
+/* Every later step is refused at once, in both forms, and runs nothing. */
+static void later_steps_refused(lbomp_t *lb, long before)
+{
+        double t0 = now_s();
 #pragma omp parallel num_threads(2)
         LBOMP_FOR_EACH_TASK (lb, struct task *, t)
                 work(t);
         ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
         ASSERT_EQ(lbomp_step(lb, cb, NULL), -ETIMEDOUT);
         ASSERT_DLE(now_s() - t0, 1.0);
-        ASSERT_EQ(max_runs(), 1);
+        long total = 0;
+        for (int i = 0; i < NTASKS; i++)
+                total += runs_of(i);
+        ASSERT_EQ(total, before);
+}
+
+/* `single` or `master`: one thread of two runs the loop; the step is refused after the timeout,
+ * never a task twice, and every later step is refused at once. */
+static void construct_then_refused(const char *which)
+{
+        /* A team's first step gathers the team: refused at the start, no task ran. */
+        lbomp_t *lb = create(2);
+        double t0 = now_s();
+        in_construct(lb, which);
+        double took = now_s() - t0;
+        ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
+        printf("%s, first step: refused after %.2f s: %s\n", which, took, lbomp_last_error());
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "single");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "master");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "only 1 of the 2 threads");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "No task of the step ran");
+        ASSERT_EQ(max_runs(), 0);
+        ASSERT_DLE(took, 8.0);
+        later_steps_refused(lb, 0);
+        lbomp_destroy(lb);
+
+        /* After a step of the whole team, the next one is entered without gathering: refused at
+         * its end; the thread that came ran its tasks once, the other thread's did not run. */
+        lb = create(2);
+        run_ok_step(lb);
+        t0 = now_s();
+        in_construct(lb, which);
+        took = now_s() - t0;
+        ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
+        printf("%s, later step: refused after %.2f s: %s\n", which, took, lbomp_last_error());
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "only 1 of the 2 threads");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "single");
+        long ran = 0, total = 0;
+        for (int i = 0; i < NTASKS; i++) {
+                ASSERT(runs_of(i) == 1 || runs_of(i) == 2); /* never twice in the step */
+                ran += runs_of(i) == 2;
+                total += runs_of(i);
+        }
+        ASSERT_GT(ran, 0);
+        ASSERT_LT(ran, NTASKS);
+        char want[96];
+        snprintf(want, sizeof want, "%ld task(s) of the others did not run", NTASKS - ran);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), want);
+        ASSERT_DLE(took, 8.0);
+        later_steps_refused(lb, total);
         lbomp_destroy(lb);
 }
 
@@ -177,14 +228,23 @@ static void t_step_in_region(void)
         lbomp_destroy(lb);
 }
 
-/* One thread breaks out after 3 tasks in every step: each step says so, nothing piles up. */
-static void t_break(void)
+/* One thread breaks out after 3 tasks in every step: each step says so, exactly, and nothing
+ * piles up on it. */
+static void break_steps(const char *steal)
 {
+        setenv("LBOMP_STEAL", steal, 1);
         lbomp_t *lb = create(2);
+        unsetenv("LBOMP_STEAL");
         ASSERT_EQ(lbomp_set_policy(lb, "greedy"), 0);
-        long first = -1, last = -1;
+        run_ok_step(lb);
+        int owned0 = 0;
+        for (int i = 0; i < NTASKS; i++)
+                owned0 += lbomp_task_worker(lb, (lbomp_id_t)i) == 1;
+        long first = -1, last = -1, reported = 0;
         for (int step = 0; step < 200; step++) {
-                long ran[2] = {0, 0};
+                long ran[2] = {0, 0}, before = 0, after = 0;
+                for (int i = 0; i < NTASKS; i++)
+                        before += runs_of(i);
 #pragma omp parallel num_threads(2)
                 {
                         int self = omp_get_thread_num();
@@ -194,19 +254,45 @@ static void t_break(void)
                                         break;
                         }
                 }
+                for (int i = 0; i < NTASKS; i++)
+                        after += runs_of(i);
+                ASSERT_EQ(after - before, ran[0] + ran[1]); /* none ran twice */
                 long skipped = NTASKS - ran[0] - ran[1];
-                ASSERT_GT(skipped, 0);
-                ASSERT_EQ(lbomp_last_step(lb), -EINTR);
-                char want[64];
-                snprintf(want, sizeof want, "before %ld of its", skipped);
-                ASSERT_STR_CONTAINS(lbomp_last_error(), want);
+                lbomp_step_stats_t st;
+                ASSERT_EQ(lbomp_step_get(lb, lbomp_steps(lb) - 1, &st, sizeof st), 0);
+                ASSERT_EQ((long)st.skipped, skipped);
+                if (skipped) {
+                        ASSERT_EQ(lbomp_last_step(lb), -EINTR);
+                        char want[64];
+                        snprintf(want, sizeof want, "before %ld of its", skipped);
+                        ASSERT_STR_CONTAINS(lbomp_last_error(), want);
+                        reported++;
+                } else {
+                        ASSERT_EQ(lbomp_last_step(lb), 0);
+                }
                 if (first < 0)
                         first = skipped;
                 last = skipped;
         }
-        printf("break: skipped %ld at the first step, %ld at the last\n", first, last);
-        ASSERT_LE(last, first);
+        int owned = 0;
+        for (int i = 0; i < NTASKS; i++)
+                owned += lbomp_task_worker(lb, (lbomp_id_t)i) == 1;
+        printf("break, steal %s: skipped %ld at the first step, %ld at the last; %ld steps "
+               "reported it; the thread that breaks owns %d tasks, %d before\n",
+               steal, first, last, reported, owned, owned0);
+        /* No pile-up: the skipped tasks never looked free to the balancer. */
+        ASSERT_LE(owned, owned0);
+        if (strcmp(steal, "off") == 0) {
+                ASSERT_EQ(reported, 200);
+                ASSERT_LE(last, first);
+        }
         lbomp_destroy(lb);
+}
+
+static void t_break(void)
+{
+        break_steps("off");
+        break_steps("all");
 }
 
 int main(int argc, char **argv)

@@ -7,8 +7,9 @@
  * - LBOMP_STEAL=node: a thief is always on its victim's node; off: nothing is stolen;
  * - each window's `stolen` is the number of tasks run by a thread other than their owner's;
  * - stolen time is charged correctly: the task costs of the snapshot add up to the time the workers
- *   spent in tasks (each scaled by the CPU share of the thread that ran it), and loads stay
- *   owner-based, so the next rebalance still sees the two heavy owners.
+ *   spent in tasks in the timed steps (each scaled by the CPU share of the thread that ran it),
+ *   and loads stay owner-based, so the next rebalance still sees the two heavy owners. Policy none
+ *   times tasks only for the trace, so the test writes one (LBOMP_TRACE).
  * Usage: test_steal off|node|all EPYC_PROFILE
  */
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "test.h"
@@ -23,7 +25,7 @@
 #define NT      1600
 #define WORKERS 16
 #define PERIOD  10
-#define STEPS   125 /* the last window is left open for the accounting check */
+#define STEPS   129 /* the last window is left open, with two timed steps, for the accounting */
 
 struct task {
         _Atomic long runs;
@@ -81,6 +83,9 @@ int main(int argc, char **argv)
                 FAIL("usage: test_steal off|node|all EPYC_PROFILE");
         mode = argv[1];
         setenv("LBOMP_STEAL", mode, 1);
+        char trace[128];
+        snprintf(trace, sizeof trace, "/tmp/lbomp-test-steal-%d.trc", (int)getpid());
+        setenv("LBOMP_TRACE", trace, 1);
         lbomp_t *lb;
         ASSERT_EQ(lbomp_create(&lb), 0);
         ASSERT_EQ(lbomp_set_topology(lb, argv[2]), 0);
@@ -145,16 +150,17 @@ int main(int argc, char **argv)
         const struct lbomp__snap *snap = lbomp__lb_snapshot(lb, &rc);
         ASSERT(snap != NULL);
         ASSERT_EQ(rc, 0);
-        double steps = (double)lb->win.steps, costs = 0, busy = 0;
-        ASSERT_EQ((long)steps, STEPS % PERIOD);
+        double timed = (double)lb->win.timed, costs = 0, busy = 0;
+        ASSERT_EQ((long)lb->win.steps, STEPS % PERIOD);
+        ASSERT_EQ((long)timed, 2);
         for (uint32_t t = 0; t < snap->ntasks; t++) {
                 if (!(snap->cost[t] > 0))
                         FAIL("%s: task %u has cost %g: a run was not measured", mode, snap->id[t],
                              snap->cost[t]);
-                costs += snap->cost[t] * steps;
+                costs += snap->cost[t] * timed;
         }
         for (int w = 0; w < lb->ws.n; w++)
-                busy += lb->ws.w[w].win_busy_s;
+                busy += lb->ws.w[w].win_busy_timed_s;
         if (fabs(costs - busy) > 1e-9 * busy)
                 FAIL("%s: task costs add up to %.17g s, the workers were busy %.17g s", mode, costs,
                      busy);
@@ -162,5 +168,6 @@ int main(int argc, char **argv)
                "time (%.6g s)\n",
                mode, STEPS, total, busy);
         lbomp_destroy(lb);
+        unlink(trace);
         return 0;
 }

@@ -75,6 +75,10 @@ int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, si
                 return -EINVAL;
         if (step >= lb->win.nstep)
                 return -ENOENT;
+        /* Loads of the last steps may still wait in the workers' rings (no step runs now). */
+        struct lbomp *m = (struct lbomp *)lb;
+        if (step >= m->win.folded)
+                lbomp__window_fold(&m->win, &m->ws, &m->clock);
         const struct lbomp__steprec *r = &lb->win.step[step];
         lbomp_step_stats_t st = {.step = step,
                                  .imbalance = r->lambda,

@@ -32,16 +32,14 @@ struct lbomp {
         struct lbomp__window win;
         struct lbomp__lbs lbs;
         struct lbomp__data data;
+        /* Read by every thread entering a step, written only outside steps or when the team
+         * gathers (the serial parts of the step barrier publish in team.bar.word instead). */
         bool started;   /* a step has run: topology and team are fixed */
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
-        uint64_t steps; /* steps completed */
-        /* The step in progress, shared by its team: written in serial parts (the gathering, the
-         * step barrier), read by the team after the barrier that published them. */
-        int team_n;      /* threads of the step's team */
-        int prepare_rc;  /* the step could not start: 0 or a negative errno */
-        bool timed;      /* the coming step times every task (one of the window's last steps) */
-        bool step_timed; /* the step that just ended was timed and clean: fold it in */
-        bool lb_due;     /* the step that just ended closes a window: the LB step runs */
+        int team_n;     /* threads of the step's team */
+        int prepare_rc; /* the step could not start: 0 or a negative errno */
+        /* Steps completed (for the API; the team reads the step barrier's word). */
+        _Alignas(LBOMP__CACHELINE) uint64_t steps;
         /* The result of the last step: 0 or a negative errno, and its message (under team.lock:
          * refusals are written by whichever threads were refused). */
         _Atomic int step_rc;

@@ -34,6 +34,18 @@ enum {
 
 #define CPU_READ_MIN_S 100e-6 /* a step this long pays for two CPU-time reads (~1 µs) */
 
+/* What a serial part tells the team about the step just ended and the next one, in the step
+ * barrier's word (it travels with the barrier's release): the number of the next step, whether
+ * it is timed, whether the step that ended was timed and clean (fold it in), whether it closed a
+ * window (the LB step runs). */
+enum { W_TIMED = 1, W_FOLD = 2, W_LB = 4, W_SHIFT = 3 };
+
+static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
+{
+        lb->team.bar.word = lb->steps << W_SHIFT | (timed ? W_TIMED : 0) | (fold ? W_FOLD : 0) |
+                            (lb_due ? W_LB : 0);
+}
+
 /* The result of the last step, for lbomp_step() and lbomp_last_step(); printed when asked. */
 static int step_result(struct lbomp *lb, int rc, bool print, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -84,6 +96,8 @@ static void prepare(void *arg)
 {
         struct lbomp *lb = arg;
         int team = omp_get_num_threads(), rc = 0;
+        /* The last steps' loads belong to the workers as they were. */
+        lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         lb->team_n = team;
         if (team != lb->ws.n) {
                 lbomp__log("lbomp: the team has %d thread(s) but the runtime had %d worker(s): "
@@ -120,7 +134,8 @@ static void prepare(void *arg)
                 lbomp__team_abort(&lb->team);
                 return;
         }
-        lb->timed = needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period);
+        publish(lb, needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period), false,
+                false);
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }
 
@@ -153,7 +168,9 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                             team, LBOMP__MAX_WORKERS);
                 return it;
         }
-        uint64_t tag = lb->steps + 1;
+        /* The step barrier's word is stable here: its writer, the next serial part, waits for
+         * this thread. A gathering republishes it. */
+        uint64_t tag = (lb->team.bar.word >> W_SHIFT) + 1;
         bool gather = !may_enter(lb, team);
         int rc = lbomp__team_enter(&lb->team, lbomp__team_key(), self, team, tag, &gather);
         if (rc < 0) {
@@ -188,12 +205,14 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         }
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
+        uint64_t word = lb->team.bar.word;
         it.w = w;
         it.active = 1;
         it.par = (int)(tag - 1) & 1;
         it.ids = w->ids;
         it.data = (void *const *)w->data;
-        it.mode = (lb->timed ? M_TIMED : 0) | (lb->cfg.steal != LBOMP__STEAL_OFF ? M_STEAL : 0);
+        it.mode =
+                (word & W_TIMED ? M_TIMED : 0) | (lb->cfg.steal != LBOMP__STEAL_OFF ? M_STEAL : 0);
         if (it.mode & M_STEAL) {
                 lbomp__deque_arm(&w->dq, w->n);
                 it.pos = it.end = 0; /* the first call takes a batch */
@@ -205,7 +224,6 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         w->cpu0 = -1;
         if (!lb->cfg.time_wall && (lb->ws.oversubscribed || w->prev_span_s >= CPU_READ_MIN_S))
                 w->cpu0 = lbomp__thread_cpu_s();
-        w->skipped = 0;
         w->stolen = 0;
         w->stolen_ticks = 0;
         w->nlog = 0;
@@ -288,8 +306,12 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                 it->id = w->ids[p];
                 return w->data[p];
         }
-        if (it->mode & M_STEAL) {
-                /* Own deque empty: steal, nearest victims first, one task from each one's tail. */
+        /* Own deque empty: steal, nearest victims first, one task from each one's tail; unless
+         * every other thread already arrived at the step barrier (their deques are empty): the
+         * count shares a line with the arrival this thread makes next anyway. */
+        if ((it->mode & M_STEAL) &&
+            atomic_load_explicit(&lb->team.bar.count, memory_order_relaxed) + 1 <
+                    (uint32_t)lb->team_n) {
                 for (uint32_t k = 0; k < w->nvictims; k++) {
                         struct lbomp__worker *v = &lb->ws.w[w->victims[k]];
                         enum lbomp__take r;
@@ -320,30 +342,31 @@ void *lbomp_iter_next(lbomp_iter_t *it)
 }
 
 /* The thief's time in each victim's tasks, scaled like its own, is charged to the victim. */
-static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, int par)
+static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t step)
 {
-        double scale = w->scale[par];
+        double scale = w->scale[step & 1];
+        size_t slot = step % LBOMP__RING;
         uint64_t logged = 0;
         for (uint32_t i = 0; i < w->nlog; i++) {
                 logged += w->log[i].ticks;
-                atomic_fetch_add_explicit(&lb->ws.w[w->log[i].victim].given,
+                atomic_fetch_add_explicit(&lb->ws.w[w->log[i].victim].ring[slot].given,
                                           (uint64_t)((double)w->log[i].ticks * scale),
                                           memory_order_relaxed);
         }
         /* Beyond the log's victims: charged to the last one, unscaled (a rare spread). */
         if (w->stolen_ticks > logged && w->nlog)
-                atomic_fetch_add_explicit(&lb->ws.w[w->log[w->nlog - 1].victim].given,
+                atomic_fetch_add_explicit(&lb->ws.w[w->log[w->nlog - 1].victim].ring[slot].given,
                                           w->stolen_ticks - logged, memory_order_relaxed);
 }
 
-/* Serial part of the step barrier: the step is over. */
+/* Serial part of the step barrier: the step is over. It reads no worker's lines but at a window's
+ * end or every LBOMP__RING steps, when the workers' loads are folded in. */
 static void step_done(void *arg)
 {
         struct lbomp *lb = arg;
-        uint64_t skipped = 0;
-        for (int i = 0; i < lb->ws.n; i++)
-                skipped += lb->ws.w[i].skipped;
-        bool clean = skipped == 0, timed = lb->timed;
+        uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
+        uint64_t word = lb->team.bar.word;
+        bool clean = skipped == 0, timed = word & W_TIMED;
         int par = (int)(lb->steps & 1);
         if (skipped)
                 step_result(lb, -EINTR, lb->cfg.verbose > 0,
@@ -354,21 +377,24 @@ static void step_done(void *arg)
                             lb->tasks.nalive);
         else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed))
                 atomic_store(&lb->step_rc, 0);
-        lbomp__window_step(&lb->win, &lb->ws, &lb->clock, skipped, clean, timed);
+        lbomp__window_step(&lb->win, skipped, clean, timed);
         lb->steps++;
-        lb->step_timed = clean && timed;
-        lb->lb_due = clean && lb->win.steps >= (uint64_t)lb->cfg.period;
-        if (lb->lb_due) {
+        bool fold = clean && timed;
+        bool lb_due = clean && lb->win.steps >= (uint64_t)lb->cfg.period;
+        if (lb_due || lbomp__window_ring_full(&lb->win))
+                lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
+        if (lb_due) {
                 /* The centralized LB step runs here, while the team waits: the window's last step
                  * is folded in first, for every worker. */
-                if (lb->step_timed)
+                if (fold)
                         for (int i = 0; i < lb->ws.n; i++)
                                 lbomp__window_aggregate(&lb->win, &lb->ws, i, par,
                                                         lb->cfg.steal != LBOMP__STEAL_OFF);
                 lbomp__lb_begin(lb);
         }
         /* The next step's measurement, read by the team after this barrier; room for its record. */
-        lb->timed = needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period);
+        publish(lb, needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period),
+                fold && !lb_due, lb_due);
         if (lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
                 lb->tasks.dirty = true; /* the next step gathers and says so */
         lbomp__window_energy_tick(&lb->win);
@@ -393,10 +419,9 @@ static bool missing_team(void *arg, double waited_s)
 }
 
 /* The step ended without part of its team: what ran and what did not. */
-static void broken_step(struct lbomp *lb, uint32_t self)
+static void broken_step(struct lbomp *lb, uint32_t self, uint64_t tag)
 {
         uint32_t n = (uint32_t)lb->team_n;
-        uint64_t tag = lb->steps + 1; /* the serial part did not run: still this step's number */
         int p = lbomp__team_poisoned(&lb->team);
         if (!p) {
                 uint64_t left = 0;
@@ -439,12 +464,13 @@ void lbomp_iter_end(lbomp_iter_t *it)
         /* What this thread leaves undone does not run in this step (the step is then not clean:
          * nothing of it goes into the window, so their time slots need no care). */
         uint64_t left = it->pos < it->end ? (uint64_t)(it->end - it->pos) : 0;
-        if (it->mode & M_STEAL) {
+        if ((it->mode & (M_STEAL | M_DONE)) == M_STEAL) { /* done: the deque is empty */
                 int64_t first, got;
                 while ((got = lbomp__deque_pop(&w->dq, INT32_MAX, &first)) > 0)
                         left += (uint64_t)got;
         }
-        w->skipped = left;
+        if (left) /* the step barrier's serial part reads the sum of every thread's */
+                lbomp__barrier_add(&lb->team.bar, left);
         int64_t span = (int64_t)(now - w->step_t0);
         if (span < 0) {
                 w->clock_back++;
@@ -453,26 +479,28 @@ void lbomp_iter_end(lbomp_iter_t *it)
         w->span = span;
         w->busy = (it->mode & M_TIMED) ? it->busy : (uint64_t)span;
         w->cpu_s = w->cpu0 >= 0 ? lbomp__thread_cpu_s() - w->cpu0 : -1;
-        lbomp__window_step_end(w, &lb->clock, it->par);
+        uint64_t step = (lb->team.bar.word >> W_SHIFT);
+        lbomp__window_step_end(w, &lb->clock, step);
         if (w->nlog)
-                flush_stolen(lb, w, it->par);
+                flush_stolen(lb, w, step);
         w->steps++;
         it->active = 0;
         it->fast = 0;
         it->mode = M_DONE;
-        struct watch wa = {.lb = lb, .n = (uint32_t)lb->team_n, .tag = lb->steps + 1};
+        struct watch wa = {.lb = lb, .n = (uint32_t)lb->team_n, .tag = step + 1};
         int rc = lbomp__barrier_wait_watched(&lb->team.bar, (uint32_t)lb->team_n,
                                              lb->ws.oversubscribed, step_done, lb, NULL,
                                              missing_team, &wa);
         if (rc == -ETIMEDOUT) {
-                broken_step(lb, self);
+                broken_step(lb, self, step + 1);
                 return;
         }
         /* The step's times, timed task by task, into the window (the LB step did it for all). */
-        if (lb->step_timed && !lb->lb_due)
+        uint64_t word = lb->team.bar.word;
+        if (word & W_FOLD)
                 lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, it->par,
                                         lb->cfg.steal != LBOMP__STEAL_OFF);
-        if (lb->lb_due && lbomp__lb_step(lb, (int)self) < 0 && self == 0)
+        if ((word & W_LB) && lbomp__lb_step(lb, (int)self) < 0 && self == 0)
                 step_result(lb, -ENOMEM, true,
                             "lbomp: the LB step after step %llu ran out of memory; the mapping "
                             "was kept",

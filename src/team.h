@@ -27,8 +27,12 @@
 
 struct lbomp__barrier {
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t count;
+        _Atomic uint64_t sum; /* added to by arriving threads, read by the serial part: it comes
+                                 with the line every arrival touches anyway */
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 2 * generation (+1:
                                                                broken) */
+        uint64_t word; /* written by the serial part, read by the waiters after the release: it
+                          comes with the line every waiter reads anyway */
 };
 
 /*
@@ -48,6 +52,20 @@ int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, 
 int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool oversubscribed,
                                 void (*serial)(void *), void *arg, uint32_t *arrived,
                                 bool (*stuck)(void *warg, double waited_s), void *warg);
+/* Before arriving: adds v to the sum the serial part of this generation reads. */
+static inline void lbomp__barrier_add(struct lbomp__barrier *b, uint64_t v)
+{
+        /* Relaxed: the arrival (acq_rel) that follows carries it to the last thread. */
+        atomic_fetch_add_explicit(&b->sum, v, memory_order_relaxed);
+}
+/* In the serial part: the sum of this generation (the next one starts from 0). */
+static inline uint64_t lbomp__barrier_take(struct lbomp__barrier *b)
+{
+        uint64_t v = atomic_load_explicit(&b->sum, memory_order_relaxed);
+        if (v)
+                atomic_store_explicit(&b->sum, 0, memory_order_relaxed);
+        return v;
+}
 /* Makes a broken or unused barrier whole again. Only while no thread is in it. */
 void lbomp__barrier_reset(struct lbomp__barrier *b);
 

@@ -116,12 +116,13 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 w->win_owned_s = w->win_run_s = 0;
-                w->win_busy_timed_s = w->win_bg_timed_s = 0;
+                w->win_busy_timed_s = w->win_bg_timed_s = w->win_owned_timed_s = 0;
                 w->win_stolen = 0;
         }
 }
 
-void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock, int par)
+void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock,
+                            uint64_t step)
 {
         double tps = clock->ticks_per_s;
         double span_s = w->span > 0 ? (double)w->span / tps : 0;
@@ -140,54 +141,73 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
                         scale = w->cpu_s / busy_s;
                 run_s = w->cpu_s;
         }
-        w->scale[par] = scale;
-        w->run_s = run_s;
-        w->busy_s = busy_s * scale;
-        w->bg_s = run_s > w->busy_s ? run_s - w->busy_s : 0;
-        /* Its own share; what thieves spent in its tasks is added at the barrier. */
+        struct lbomp__stepload *r = &w->ring[step % LBOMP__RING];
+        w->scale[step & 1] = scale;
+        r->run_s = run_s;
+        r->busy_s = busy_s * scale;
+        r->bg_s = run_s > r->busy_s ? run_s - r->busy_s : 0;
+        /* Its own share; what thieves spent in its tasks is in `given`. */
         double own = run_s - (double)w->stolen_ticks / tps * scale;
-        w->owned_s = own > 0 ? own : 0;
+        r->own_s = own > 0 ? own : 0;
+        r->stolen = w->stolen;
         w->prev_span_s = span_s;
 }
 
-void lbomp__window_step(struct lbomp__window *win, struct lbomp__workers *ws,
-                        const struct lbomp__clock *clock, uint64_t skipped, bool clean, bool timed)
+void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed)
 {
-        double tps = clock->ticks_per_s;
-        double omax = 0, osum = 0, rmax = 0, rsum = 0;
-        for (int i = 0; i < ws->n; i++) {
-                struct lbomp__worker *w = &ws->w[i];
-                uint64_t given = atomic_exchange_explicit(&w->given, 0, memory_order_relaxed);
-                w->owned_s += (double)given / tps;
-                osum += w->owned_s;
-                rsum += w->run_s;
-                omax = w->owned_s > omax ? w->owned_s : omax;
-                rmax = w->run_s > rmax ? w->run_s : rmax;
-                if (!clean)
-                        continue;
-                w->win_owned_s += w->owned_s;
-                w->win_run_s += w->run_s;
-                w->win_stolen += w->stolen;
-                if (timed) {
-                        w->win_busy_timed_s += w->busy_s;
-                        w->win_bg_timed_s += w->bg_s;
-                }
-        }
-        double n = ws->n ? (double)ws->n : 1.0;
-        double lam = osum > 0 ? omax / (osum / n) : 1.0;
-        double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
         /* lbomp__window_reserve made room for this record. */
         win->step[win->nstep++] = (struct lbomp__steprec){
-                .lambda = (float)lam,
-                .lambda_run = (float)lamr,
-                .skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped};
+                .lambda = NAN,
+                .lambda_run = NAN,
+                .skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped,
+                .clean = clean,
+                .timed = timed};
         if (!clean)
                 return;
         win->steps++;
         win->timed += timed;
-        win->lam_sum += lam;
-        win->lamr_sum += lamr;
-        win->lam_max = lam > win->lam_max ? lam : win->lam_max;
+}
+
+void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
+                        const struct lbomp__clock *clock)
+{
+        double tps = clock->ticks_per_s, n = ws->n ? (double)ws->n : 1.0;
+        for (; win->folded < win->nstep; win->folded++) {
+                struct lbomp__steprec *rec = &win->step[win->folded];
+                size_t slot = win->folded % LBOMP__RING;
+                double omax = 0, osum = 0, rmax = 0, rsum = 0;
+                for (int i = 0; i < ws->n; i++) {
+                        struct lbomp__worker *w = &ws->w[i];
+                        struct lbomp__stepload *r = &w->ring[slot];
+                        uint64_t given = atomic_load_explicit(&r->given, memory_order_relaxed);
+                        if (given)
+                                atomic_store_explicit(&r->given, 0, memory_order_relaxed);
+                        double owned = r->own_s + (double)given / tps;
+                        osum += owned;
+                        rsum += r->run_s;
+                        omax = owned > omax ? owned : omax;
+                        rmax = r->run_s > rmax ? r->run_s : rmax;
+                        if (!rec->clean)
+                                continue;
+                        w->win_owned_s += owned;
+                        w->win_run_s += r->run_s;
+                        w->win_stolen += r->stolen;
+                        if (rec->timed) {
+                                w->win_owned_timed_s += owned;
+                                w->win_busy_timed_s += r->busy_s;
+                                w->win_bg_timed_s += r->bg_s;
+                        }
+                }
+                double lam = osum > 0 ? omax / (osum / n) : 1.0;
+                double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
+                rec->lambda = (float)lam;
+                rec->lambda_run = (float)lamr;
+                if (!rec->clean)
+                        continue;
+                win->lam_sum += lam;
+                win->lamr_sum += lamr;
+                win->lam_max = lam > win->lam_max ? lam : win->lam_max;
+        }
 }
 
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
@@ -252,6 +272,20 @@ double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__wor
         return win->timed ? w->win_bg_timed_s / win->timed : 0;
 }
 
+double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct lbomp__workers *ws,
+                                  double *max, double *avg)
+{
+        double mx = 0, sum = 0, per = win->timed ? 1.0 / win->timed : 0;
+        for (int i = 0; i < ws->n; i++) {
+                double l = ws->w[i].win_owned_timed_s * per;
+                sum += l;
+                mx = l > mx ? l : mx;
+        }
+        *max = mx;
+        *avg = ws->n ? sum / ws->n : 0;
+        return *avg > 0 ? mx / *avg : 1.0;
+}
+
 lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
                                           const struct lbomp__workers *ws, uint64_t steps)
 {
@@ -270,6 +304,7 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         }
         lbomp_window_stats_t *ws_rec = &win->rec[win->n++];
         memset(ws_rec, 0, sizeof *ws_rec);
+        /* (the caller folded the window's steps in) */
         ws_rec->first_step = win->first;
         ws_rec->steps = steps - win->first;
         double mx = 0, sum = 0, run_mx = 0, run_sum = 0, per = win->steps ? 1.0 / win->steps : 1.0;

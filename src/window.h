@@ -28,10 +28,13 @@
 
 #define LBOMP__TIMED 3 /* steps at the end of a window whose tasks are timed one by one */
 
-/* One step of the run: its λ (owned and carried) and the tasks that did not run in it. */
+/* One step of the run: its λ (owned and carried; NAN until folded in) and the tasks that did not
+ * run in it. */
 struct lbomp__steprec {
         float lambda, lambda_run;
         uint32_t skipped;
+        bool clean; /* every task ran: its loads count */
+        bool timed; /* its tasks were timed one by one */
 };
 
 struct lbomp__window {
@@ -49,6 +52,7 @@ struct lbomp__window {
         /* every step of the run */
         struct lbomp__steprec *step;
         uint64_t nstep, step_cap;
+        uint64_t folded; /* steps whose loads are folded in (the rest wait in the workers' rings) */
         /* window records */
         lbomp_window_stats_t *rec;
         size_t n, rec_cap;
@@ -84,18 +88,30 @@ static inline bool lbomp__window_timed(uint64_t steps, int period)
 }
 
 /*
- * Worker w's part of step parity `par` ended (on its thread, before the barrier): from its span,
- * its time in tasks and its CPU time when read, the factor that scales its task times down to
- * CPU time (LBOMP_TIME=cpu) where the thread was descheduled.
+ * Worker w's part of step `step` ended (on its thread, before the barrier): from its span, its
+ * time in tasks and its CPU time when read, the factor that scales its task times down to CPU
+ * time (LBOMP_TIME=cpu) where the thread was descheduled, and its loads into its ring.
  */
-void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock, int par);
+void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock,
+                            uint64_t step);
 /*
- * The step is over (the serial part of its barrier): every worker's carried and owned loads (the
- * time thieves spent in its tasks is read and cleared), the step's record, and, when it is
- * `clean` (every task ran), the window's sums. Call lbomp__window_reserve first.
+ * The step is over (the serial part of its barrier): its record, and, when it is `clean` (every
+ * task ran), one more step in the window. Its loads are folded in later. Call
+ * lbomp__window_reserve first.
  */
-void lbomp__window_step(struct lbomp__window *win, struct lbomp__workers *ws,
-                        const struct lbomp__clock *clock, uint64_t skipped, bool clean, bool timed);
+void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed);
+/* Whether the workers' rings are full: lbomp__window_fold must run in this serial part. */
+static inline bool lbomp__window_ring_full(const struct lbomp__window *win)
+{
+        return win->nstep - win->folded >= LBOMP__RING;
+}
+/*
+ * Folds the steps waiting in the workers' rings (serial part, or no step running): every
+ * worker's owned load (its own share plus what thieves spent in its tasks) and carried load, the
+ * λ of each step, and for the clean steps the window's sums.
+ */
+void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
+                        const struct lbomp__clock *clock);
 /* Worker `self`, after a clean timed step of parity `par`: its tasks' times into the window,
  * stolen ones (with `steal`: who ran each is in `runner`) scaled by their thief's factor. */
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
@@ -109,6 +125,10 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
                          double ticks_per_s, double *cost);
 /* Worker w's background (seconds per step) over the window's timed steps. */
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
+/* λ of the workers' owned loads over the window's timed steps (what the costs of a snapshot
+ * would add up to, worker by worker), with the max and mean load per step; 1.0 when none. */
+double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct lbomp__workers *ws,
+                                  double *max, double *avg);
 
 /*
  * Closes the window that ends at step `steps`: a record with λ of the workers' owned and carried

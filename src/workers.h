@@ -17,7 +17,21 @@
 #include "topology.h"
 #include "util.h"
 
-#define LBOMP__STEAL_LOG 8 /* victims a thief remembers per step before it flushes unscaled */
+#define LBOMP__STEAL_LOG 8  /* victims a thief remembers per step before it flushes unscaled */
+#define LBOMP__RING      16 /* steps of loads a worker keeps until the step barrier folds them */
+
+/* What a worker measured in one step, in seconds: written by the worker before the step's
+ * barrier, folded into the window by a serial part within LBOMP__RING steps, so that the step
+ * barrier does not read every worker's lines at every step. */
+struct lbomp__stepload {
+        double own_s;           /* what it carried, minus its time in stolen tasks */
+        double run_s;           /* what it carried: CPU time, or its span when not read */
+        double busy_s;          /* timed steps: time in tasks (own and stolen), scaled */
+        double bg_s;            /* timed steps: the rest of run_s */
+        uint64_t stolen;        /* tasks it stole */
+        _Atomic uint64_t given; /* written by thieves: their time in its tasks, scaled to CPU
+                                   time, in ticks */
+};
 
 /* Time a thief spent in one victim's tasks during the step (step.c), charged to the victim. */
 struct lbomp__steal_rec {
@@ -27,9 +41,7 @@ struct lbomp__steal_rec {
 
 struct lbomp__worker {
         _Alignas(LBOMP__CACHELINE) struct lbomp__deque dq;
-        /* Written by thieves: their time in this worker's tasks this step, already scaled to
-         * CPU time, in ticks; read and cleared at the step barrier. */
-        _Alignas(LBOMP__CACHELINE) _Atomic uint64_t given;
+        _Alignas(LBOMP__CACHELINE) struct lbomp__stepload ring[LBOMP__RING]; /* by step number */
         _Alignas(LBOMP__CACHELINE) uint32_t *tasks; /* slots of this worker's tasks, ascending */
         uint32_t *ids;                              /* [cap] their public ids */
         void **data;                                /* [cap] their user pointers */
@@ -53,22 +65,17 @@ struct lbomp__worker {
         uint64_t busy;         /* ticks in tasks (timed steps; the span otherwise) */
         uint64_t stolen_ticks; /* ticks in tasks stolen from others */
         uint64_t stolen;       /* tasks this worker stole this step */
-        uint64_t skipped;      /* tasks left when a thread broke out of the loop */
         double prev_span_s;    /* the last step's span: whether reading CPU time pays */
         struct lbomp__steal_rec log[LBOMP__STEAL_LOG];
         uint32_t nlog;
-        /* this step, in seconds, derived at the step barrier */
-        double run_s;   /* what it carried: CPU time, or its span when not read */
-        double owned_s; /* its own tasks' time, whoever ran them, plus its background */
-        double busy_s;  /* time in tasks (own and stolen), scaled */
-        double bg_s;    /* the rest of run_s */
-        /* this window */
+        /* this window (folded in from the ring by serial parts) */
         double win_owned_s, win_run_s; /* sums over the window's clean steps */
         uint64_t win_stolen;
-        double win_busy_timed_s; /* time in tasks (own and stolen) over the timed steps */
-        double win_bg_timed_s;   /* the rest of its run over the timed steps */
-        uint64_t steps;          /* steps this worker has run */
-        uint64_t clock_back;     /* readings earlier than the previous one, counted as 0 */
+        double win_busy_timed_s;  /* time in tasks (own and stolen) over the timed steps */
+        double win_owned_timed_s; /* owned load over the timed steps: what its costs add up to */
+        double win_bg_timed_s;    /* the rest of its run over the timed steps */
+        uint64_t steps;           /* steps this worker has run */
+        uint64_t clock_back;      /* readings earlier than the previous one, counted as 0 */
         /* data moves of the current LB step (migrate.c), summed by the LB step */
         uint32_t data_moves;
         uint64_t data_bytes;

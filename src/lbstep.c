@@ -112,6 +112,7 @@ static int build_snapshot(struct lbomp *lb)
 
 const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc)
 {
+        lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         *rc = build_snapshot(lb);
         return *rc ? NULL : lb->lbs.snap;
 }
@@ -239,9 +240,10 @@ static double table_locality(const struct lbomp *lb)
         return c;
 }
 
-/* An LB step that cannot move anything (policy none, no trace): no snapshot, no plan; the record
- * takes the workers' own loads over the window. */
-static void record_only(struct lbomp *lb)
+/* An LB step that does not run the policy: no snapshot, no plan. Under `none` the record takes the
+ * workers' own loads over the window; when the timed steps are balanced within the tolerance
+ * (lam > 0), their λ and a note saying so. */
+static void record_only(struct lbomp *lb, double lam, double max, double avg)
 {
         struct lbomp__lbs *l = &lb->lbs;
         double t0 = lbomp__mono_s();
@@ -258,9 +260,13 @@ static void record_only(struct lbomp *lb)
         }
         r->pub.step = lb->steps - 1;
         r->pub.policy = lb->cfg.policy->name;
-        r->pub.imbalance_before = r->pub.imbalance_after = ws->imbalance;
-        r->pub.max_load = ws->max_load;
-        r->pub.avg_load = ws->avg_load;
+        r->pub.imbalance_before = r->pub.imbalance_after = lam > 0 ? lam : ws->imbalance;
+        r->pub.max_load = lam > 0 ? max : ws->max_load;
+        r->pub.avg_load = lam > 0 ? avg : ws->avg_load;
+        if (lam > 0)
+                snprintf(r->note, sizeof r->note,
+                         "balanced within LBOMP_TOLERANCE (%g): policy not run, nothing moved",
+                         lb->cfg.params.tolerance);
         r->pub.locality_before = r->pub.locality_after = table_locality(lb);
         r->energy_j = ws->energy_j;
         r->power_w = ws->power_w;
@@ -278,7 +284,15 @@ void lbomp__lb_begin(struct lbomp *lb)
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
         if (strcmp(pol->name, "none") == 0 && !l->trace) {
-                record_only(lb);
+                record_only(lb, 0, 0, 0);
+                return;
+        }
+        /* Balanced within the tolerance over the steps the decision reads: no policy would move
+         * a task (none may move one that does not pay), so none runs and no snapshot is built.
+         * The trace records every LB step, so it keeps the full path. */
+        double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
+        if (!l->trace && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
+                record_only(lb, lam, mx, avg);
                 return;
         }
         int rc = build_snapshot(lb);

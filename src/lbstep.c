@@ -113,6 +113,7 @@ static int build_snapshot(struct lbomp *lb)
 const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc)
 {
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
+        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->cfg.steal != LBOMP__STEAL_OFF);
         *rc = build_snapshot(lb);
         return *rc ? NULL : lb->lbs.snap;
 }
@@ -380,11 +381,23 @@ static void team_barrier(void *arg, void (*serial)(void *), void *sarg)
                             sarg, NULL);
 }
 
+/* Whether the LB step begun needs its team: rounds of a decentralized policy. */
+static bool needs_rounds(const struct lbomp *lb)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        return l->rc == 0 && !l->skip && l->cur && l->cur->pub.error == 0 &&
+               lb->cfg.policy->kind == LBOMP__DECENTRAL;
+}
+
+bool lbomp__lb_team_work(const struct lbomp *lb)
+{
+        return needs_rounds(lb) || (lb->lbs.rc == 0 && lb->data.pending);
+}
+
 int lbomp__lb_step(struct lbomp *lb, int self)
 {
         struct lbomp__lbs *l = &lb->lbs;
-        bool rounds = l->rc == 0 && !l->skip && l->cur && l->cur->pub.error == 0 &&
-                      lb->cfg.policy->kind == LBOMP__DECENTRAL;
+        bool rounds = needs_rounds(lb);
         if (rounds) {
                 int rc = lbomp__dec_run_serial(l->dec, (uint32_t)self, team_barrier, lb);
                 if (self == 0)

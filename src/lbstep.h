@@ -57,6 +57,9 @@ const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc);
  * window: record, snapshot and the whole centralized plan (or a decentralized policy's
  * preparation); under `none` (no trace), the record alone, from the workers' own loads. */
 void lbomp__lb_begin(struct lbomp *lb);
+/* Whether the LB step just begun needs the team (lbomp__lb_step): a decentralized policy's rounds
+ * or data moves. */
+bool lbomp__lb_team_work(const struct lbomp *lb);
 /* Every thread `self` of the team, after that barrier: a decentralized policy's rounds, the data
  * moves. Returns 0, or -ENOMEM when the LB step could not run (the mapping is kept). */
 int lbomp__lb_step(struct lbomp *lb, int self);

@@ -36,8 +36,8 @@ enum {
 
 /* What a serial part tells the team about the step just ended and the next one, in the step
  * barrier's word (it travels with the barrier's release): the number of the next step, whether
- * it is timed, whether the step that ended was timed and clean (fold it in), whether it closed a
- * window (the LB step runs). */
+ * it is timed, whether the step that ended was timed and clean (each worker folds its tasks' times
+ * in when it enters the next step), whether it closed a window (the LB step runs). */
 enum { W_TIMED = 1, W_FOLD = 2, W_LB = 4, W_SHIFT = 3 };
 
 static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
@@ -96,8 +96,9 @@ static void prepare(void *arg)
 {
         struct lbomp *lb = arg;
         int team = omp_get_num_threads(), rc = 0;
-        /* The last steps' loads belong to the workers as they were. */
+        /* The last steps' loads and times belong to the workers as they were. */
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
+        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->cfg.steal != LBOMP__STEAL_OFF);
         lb->team_n = team;
         if (team != lb->ws.n) {
                 lbomp__log("lbomp: the team has %d thread(s) but the runtime had %d worker(s): "
@@ -206,6 +207,11 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
         uint64_t word = lb->team.bar.word;
+        /* The last step's times, timed task by task, into the window: each worker its own, here,
+         * so that no barrier waits for it (its time slots are the other parity's this step). */
+        if (word & W_FOLD)
+                lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, (int)((tag - 2) & 1),
+                                        lb->cfg.steal != LBOMP__STEAL_OFF);
         it.w = w;
         it.active = 1;
         it.par = (int)(tag - 1) & 1;
@@ -366,6 +372,7 @@ static void step_done(void *arg)
         struct lbomp *lb = arg;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = lb->team.bar.word;
+        lb->win.pending = false; /* every worker folded the step before this one as it entered */
         bool clean = skipped == 0, timed = word & W_TIMED;
         int par = (int)(lb->steps & 1);
         if (skipped)
@@ -393,8 +400,10 @@ static void step_done(void *arg)
                 lbomp__lb_begin(lb);
         }
         /* The next step's measurement, read by the team after this barrier; room for its record. */
+        lb->win.pending = fold && !lb_due;
+        lb->win.pending_step = lb->steps - 1;
         publish(lb, needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period),
-                fold && !lb_due, lb_due);
+                lb->win.pending, lb_due);
         if (lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
                 lb->tasks.dirty = true; /* the next step gathers and says so */
         lbomp__window_energy_tick(&lb->win);
@@ -443,13 +452,12 @@ static void broken_step(struct lbomp *lb, uint32_t self, uint64_t tag)
         lbomp__team_leave(&lb->team, self);
 }
 
-void lbomp_iter_end(lbomp_iter_t *it)
+/* This thread's part of the step is over: its loads into its ring, what it left undone into the
+ * step barrier's sum. Returns the step's number. */
+static uint64_t end_tasks(lbomp_iter_t *it)
 {
-        if (!it->active)
-                return;
         struct lbomp *lb = it->lb;
         struct lbomp__worker *w = it->w;
-        uint32_t self = (uint32_t)(w - lb->ws.w);
         uint64_t now = lbomp__ticks(lb->clock.tsc);
         if (it->mode & (M_TIMED | M_STOLEN)) { /* the loop was left with a task running (break) */
                 uint64_t dt = since(w, now, it->t0);
@@ -487,6 +495,26 @@ void lbomp_iter_end(lbomp_iter_t *it)
         it->active = 0;
         it->fast = 0;
         it->mode = M_DONE;
+        return step;
+}
+
+/* After the serial part: the LB step's work for the team, if any. */
+static void lb_team(struct lbomp *lb, uint32_t self)
+{
+        if (lbomp__lb_step(lb, (int)self) < 0 && self == 0)
+                step_result(lb, -ENOMEM, true,
+                            "lbomp: the LB step after step %llu ran out of memory; the mapping "
+                            "was kept",
+                            (unsigned long long)(lb->steps - 1));
+}
+
+void lbomp_iter_end(lbomp_iter_t *it)
+{
+        if (!it->active)
+                return;
+        struct lbomp *lb = it->lb;
+        uint32_t self = (uint32_t)((struct lbomp__worker *)it->w - lb->ws.w);
+        uint64_t step = end_tasks(it);
         struct watch wa = {.lb = lb, .n = (uint32_t)lb->team_n, .tag = step + 1};
         int rc = lbomp__barrier_wait_watched(&lb->team.bar, (uint32_t)lb->team_n,
                                              lb->ws.oversubscribed, step_done, lb, NULL,
@@ -495,16 +523,8 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 broken_step(lb, self, step + 1);
                 return;
         }
-        /* The step's times, timed task by task, into the window (the LB step did it for all). */
-        uint64_t word = lb->team.bar.word;
-        if (word & W_FOLD)
-                lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, it->par,
-                                        lb->cfg.steal != LBOMP__STEAL_OFF);
-        if ((word & W_LB) && lbomp__lb_step(lb, (int)self) < 0 && self == 0)
-                step_result(lb, -ENOMEM, true,
-                            "lbomp: the LB step after step %llu ran out of memory; the mapping "
-                            "was kept",
-                            (unsigned long long)(lb->steps - 1));
+        if (lb->team.bar.word & W_LB)
+                lb_team(lb, self);
         lbomp__team_leave(&lb->team, self);
 }
 
@@ -530,6 +550,9 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
                 return -EBUSY;
         }
         atomic_store(&lb->step_rc, 0);
+        /* The region's end is the step's barrier: its serial part runs here, after the join, and
+         * the LB step's team work (rare) in a region of its own. */
+        _Atomic int ended = 0;
 #pragma omp parallel num_threads(lb->ws.n)
         {
                 lbomp_iter_t it = lbomp_iter_begin(lb);
@@ -537,8 +560,19 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
                         void *d;
                         while ((d = lbomp_iter_next_fast(&it)) != NULL)
                                 fn(d, it.id, arg);
-                        lbomp_iter_end(&it);
+                        end_tasks(&it);
+                        atomic_fetch_add_explicit(&ended, 1, memory_order_relaxed);
+                        lbomp__team_leave(&lb->team, (uint32_t)omp_get_thread_num());
                 }
+        }
+        if (atomic_load(&ended) != lb->team_n || atomic_load(&ended) == 0)
+                return lbomp_last_step(lb); /* refused or not started: nothing ended */
+        step_done(lb);
+        if ((lb->team.bar.word & W_LB) && lbomp__lb_team_work(lb)) {
+#pragma omp parallel num_threads(lb->team_n)
+                lb_team(lb, (uint32_t)omp_get_thread_num());
+        } else if (lb->team.bar.word & W_LB) {
+                lb_team(lb, 0); /* nothing for the team: only its result */
         }
         return lbomp_last_step(lb);
 }

@@ -227,6 +227,16 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
         }
 }
 
+void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws,
+                                     bool steal)
+{
+        if (!win->pending)
+                return;
+        for (int i = 0; i < ws->n; i++)
+                lbomp__window_aggregate(win, ws, i, (int)(win->pending_step & 1), steal);
+        win->pending = false;
+}
+
 /* Median of n <= LBOMP__TIMED values (the mean of the two middle ones when n is even). */
 static double median(const float *v, uint32_t n)
 {

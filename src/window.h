@@ -53,6 +53,10 @@ struct lbomp__window {
         struct lbomp__steprec *step;
         uint64_t nstep, step_cap;
         uint64_t folded; /* steps whose loads are folded in (the rest wait in the workers' rings) */
+        /* The timed step `pending_step` is not folded task by task yet: each worker does it when
+         * it enters the next step (lbomp__window_aggregate), or a serial part for all of them. */
+        bool pending;
+        uint64_t pending_step;
         /* window records */
         lbomp_window_stats_t *rec;
         size_t n, rec_cap;
@@ -116,6 +120,10 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
  * stolen ones (with `steal`: who ran each is in `runner`) scaled by their thief's factor. */
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
                              int par, bool steal);
+
+/* A serial part, with no step running: the pending timed step, for every worker. */
+void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws,
+                                     bool steal);
 
 /* The robust costs of worker w's tasks over the window's timed steps, seconds per step, into
  * cost[0..w->n): each task's median (mean below 3 values), rescaled so that they add up to the

@@ -10,11 +10,12 @@
  */
 #include "deque.h"
 
-void lbomp__deque_arm(struct lbomp__deque *d, int64_t n)
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n)
 {
-        /* Empty: top == bottom, and no thief can move top (its CAS needs top < bottom). */
+        /* Empty: top == bottom, and no thief can move top (its CAS needs top < bottom). Index j
+         * stands for position last - j, so [t, t + n) stand for first + n - 1 down to first. */
         int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-        atomic_store_explicit(&d->last, t + n - 1, memory_order_relaxed);
+        atomic_store_explicit(&d->last, t + n - 1 + first, memory_order_relaxed);
         /* Release: a thief that reads this bottom (acquire in steal) sees `last`. */
         atomic_store_explicit(&d->bottom, t + n, memory_order_release);
 }

@@ -26,8 +26,8 @@ struct lbomp__deque {
 };
 enum lbomp__take { LBOMP__TAKEN, LBOMP__EMPTY, LBOMP__LOST_RACE };
 
-/* Owner, with its deque empty (drained): positions 0..n-1 become the content. */
-void lbomp__deque_arm(struct lbomp__deque *d, int64_t n);
+/* Owner, with its deque empty (drained): positions first..first+n-1 become the content. */
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n);
 /*
  * Owner: takes up to k >= 1 items from the bottom with one fence. Returns how many it took, all
  * of positions [*first, *first + count), to be run in ascending order; 0 when the deque is empty.

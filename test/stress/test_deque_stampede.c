@@ -73,8 +73,14 @@ int main(void)
                         atomic_store(&claims[i], 0);
                 atomic_store(&claimed, 0);
                 atomic_store_explicit(&nitems, n, memory_order_release);
-                lbomp__deque_arm(&dq, n);
-                int64_t first, got, prev_end = -1;
+                /* Every other round, the owner keeps the first positions for itself and arms
+                 * the rest, as a step does with its first batch. */
+                int64_t mine = r % 2 ? n / 3 : 0;
+                for (int64_t p = 0; p < mine; p++)
+                        claim(p);
+                own += mine;
+                lbomp__deque_arm(&dq, mine, n - mine);
+                int64_t first, got, prev_end = mine - 1;
                 int64_t k = 1 + r % 17; /* batch sizes 1..17, and all at once every 17 rounds */
                 while ((got = lbomp__deque_pop(&dq, r % 17 == 16 ? ITEMS : k, &first)) > 0) {
                         /* A batch is a run of positions after the previous one. */

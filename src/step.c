@@ -30,6 +30,7 @@ enum {
         M_STEAL = 2,  /* tasks come in batches from the deque, then from victims */
         M_STOLEN = 4, /* the running task is a victim's: close its time at the next call */
         M_DONE = 8,   /* nothing left: return NULL */
+        M_EMPTY = 16, /* the own deque is empty (it took all that was left): no more pops */
 };
 
 #define CPU_READ_MIN_S 100e-6 /* a step this long pays for two CPU-time reads (~1 µs) */
@@ -135,7 +136,7 @@ static void prepare(void *arg)
                 lbomp__team_abort(&lb->team);
                 return;
         }
-        publish(lb, needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period), false,
+        publish(lb, lbomp__window_timed(lb->win.steps, lb->cfg.period) && needs_costs(lb), false,
                 false);
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }
@@ -173,7 +174,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
          * this thread. A gathering republishes it. */
         uint64_t tag = (lb->team.bar.word >> W_SHIFT) + 1;
         bool gather = !may_enter(lb, team);
-        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(), self, team, tag, &gather);
+        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(level), self, team, tag, &gather);
         if (rc < 0) {
                 refused(lb, rc);
                 return it;
@@ -220,8 +221,18 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         it.mode =
                 (word & W_TIMED ? M_TIMED : 0) | (lb->cfg.steal != LBOMP__STEAL_OFF ? M_STEAL : 0);
         if (it.mode & M_STEAL) {
-                lbomp__deque_arm(&w->dq, w->n);
-                it.pos = it.end = 0; /* the first call takes a batch */
+                /* The first batch is taken before the deque is armed with the rest (no fence
+                 * for it), and a worker with nothing beyond it leaves its deque, empty, as it
+                 * is: a thief looking there reads a line nobody wrote. */
+                int64_t k = w->n / (int64_t)team;
+                if (k < 1)
+                        k = w->n;
+                it.pos = 0;
+                it.end = k;
+                if (w->n > k)
+                        lbomp__deque_arm(&w->dq, k, w->n - k);
+                else
+                        it.mode |= M_EMPTY;
         } else {
                 it.pos = 0;
                 it.end = w->n;
@@ -267,9 +278,15 @@ static uint64_t since(struct lbomp__worker *w, uint64_t now, uint64_t t0)
  * every other worker came to steal: a thief can take the rest. */
 static bool take_batch(lbomp_iter_t *it, struct lbomp__worker *w, int nworkers)
 {
+        if (it->mode & M_EMPTY)
+                return false;
         int64_t left = lbomp__deque_size(&w->dq), first;
         int64_t k = left / nworkers;
         int64_t got = lbomp__deque_pop(&w->dq, k > 0 ? k : 1, &first);
+        /* Items only ever leave a deque during a step: taking all that was left empties it (a
+         * stale top only overestimates what is left). */
+        if (got <= 0 || got >= left)
+                it->mode |= M_EMPTY;
         if (got <= 0)
                 return false;
         it->pos = first;
@@ -402,9 +419,10 @@ static void step_done(void *arg)
         /* The next step's measurement, read by the team after this barrier; room for its record. */
         lb->win.pending = fold && !lb_due;
         lb->win.pending_step = lb->steps - 1;
-        publish(lb, needs_costs(lb) && lbomp__window_timed(lb->win.steps, lb->cfg.period),
+        publish(lb, lbomp__window_timed(lb->win.steps, lb->cfg.period) && needs_costs(lb),
                 lb->win.pending, lb_due);
-        if (lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
+        if (lb->steps >= lb->win.step_cap &&
+            lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
                 lb->tasks.dirty = true; /* the next step gathers and says so */
         lbomp__window_energy_tick(&lb->win);
 }
@@ -472,7 +490,7 @@ static uint64_t end_tasks(lbomp_iter_t *it)
         /* What this thread leaves undone does not run in this step (the step is then not clean:
          * nothing of it goes into the window, so their time slots need no care). */
         uint64_t left = it->pos < it->end ? (uint64_t)(it->end - it->pos) : 0;
-        if ((it->mode & (M_STEAL | M_DONE)) == M_STEAL) { /* done: the deque is empty */
+        if ((it->mode & M_STEAL) && !(it->mode & (M_DONE | M_EMPTY))) { /* else it is empty */
                 int64_t first, got;
                 while ((got = lbomp__deque_pop(&w->dq, INT32_MAX, &first)) > 0)
                         left += (uint64_t)got;

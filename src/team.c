@@ -144,9 +144,8 @@ void lbomp__team_destroy(struct lbomp__team *t)
         t->in = NULL;
 }
 
-uint64_t lbomp__team_key(void)
+uint64_t lbomp__team_key(int level)
 {
-        int level = omp_get_level();
         uint64_t k = 0x9e3779b97f4a7c15ull * (uint64_t)(level + 1);
         for (int l = 1; l < level; l++) {
                 k ^= (uint64_t)(omp_get_ancestor_thread_num(l) + 1) * 0xbf58476d1ce4e5b9ull;

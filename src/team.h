@@ -93,8 +93,9 @@ struct lbomp__team {
 int lbomp__team_init(struct lbomp__team *t);
 void lbomp__team_destroy(struct lbomp__team *t);
 
-/* This thread's team: nesting level and ancestor thread numbers, never 0. */
-uint64_t lbomp__team_key(void);
+/* This thread's team, at nesting level `level` (omp_get_level()): the level and the ancestor
+ * thread numbers, never 0. */
+uint64_t lbomp__team_key(int level);
 
 /*
  * Thread `self` of team `key` (n threads) enters the step whose tag is `tag` (step number + 1).

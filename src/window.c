@@ -124,9 +124,9 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
 void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *clock,
                             uint64_t step)
 {
-        double tps = clock->ticks_per_s;
-        double span_s = w->span > 0 ? (double)w->span / tps : 0;
-        double busy_s = (double)w->busy / tps;
+        double tick_s = 1.0 / clock->ticks_per_s;
+        double span_s = w->span > 0 ? (double)w->span * tick_s : 0;
+        double busy_s = (double)w->busy * tick_s;
         if (busy_s > span_s)
                 span_s = busy_s;
         double scale = 1.0, run_s = span_s;
@@ -147,7 +147,7 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
         r->busy_s = busy_s * scale;
         r->bg_s = run_s > r->busy_s ? run_s - r->busy_s : 0;
         /* Its own share; what thieves spent in its tasks is in `given`. */
-        double own = run_s - (double)w->stolen_ticks / tps * scale;
+        double own = run_s - (double)w->stolen_ticks * tick_s * scale;
         r->own_s = own > 0 ? own : 0;
         r->stolen = w->stolen;
         w->prev_span_s = span_s;

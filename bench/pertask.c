@@ -9,7 +9,9 @@
  *             snapshot, the policy and the plan are serial)
  * and the mean per task over a window of LBOMP_PERIOD steps without its LB step, which is what a
  * step path costs on average. Which steps are timed follows the library's rule (the last 3 of a
- * window, none under LBOMP_POLICY=none).
+ * window, none under LBOMP_POLICY=none). Empty tasks' times are noise, which a policy would act
+ * on, scattering the tasks over memory; so unless LBOMP_TOLERANCE is set, the tolerance is 1 and
+ * the mapping stays (an LB step then records the window without running the policy).
  * Usage: pertask [--tasks N] [--windows W] [--threads T]
  */
 #include <omp.h>
@@ -61,7 +63,8 @@ int main(int argc, char **argv)
         }
         long *cell = calloc((size_t)ntasks, sizeof *cell);
         lbomp_t *lb;
-        if (!cell || lbomp_create(&lb) < 0 || lbomp_set_workers(lb, (int)threads) < 0) {
+        if (!cell || lbomp_create(&lb) < 0 || lbomp_set_workers(lb, (int)threads) < 0 ||
+            (!getenv("LBOMP_TOLERANCE") && lbomp_set_tolerance(lb, 1.0) < 0)) {
                 fprintf(stderr, "pertask: setup failed: %s\n", lbomp_last_error());
                 return 2;
         }
@@ -108,11 +111,14 @@ int main(int argc, char **argv)
         double mean = period > 1 ? (nuntimed * untimed + (ntimed - (ntimed > 0)) * timed) /
                                            (double)(period - 1)
                                  : timed;
-        printf("pertask: %ld tasks, %ld threads, policy %s, period %ld, %ld steps: per task, "
+        printf("pertask: %ld tasks, %ld threads, policy %s, period %ld, tolerance %s, %ld steps: "
+               "per "
+               "task, "
                "untimed step %.2f ns, timed step %.2f ns, window mean (without its LB step) %.2f "
                "ns; LB step %.2f ns per task of the run\n",
-               ntasks, threads, lbomp_get_policy(lb), period, steps, untimed, nd[1] ? timed : 0,
-               mean, lbstep);
+               ntasks, threads, lbomp_get_policy(lb), period,
+               getenv("LBOMP_TOLERANCE") ? getenv("LBOMP_TOLERANCE") : "1", steps, untimed,
+               nd[1] ? timed : 0, mean, lbstep);
         lbomp_destroy(lb);
         free(cell);
         for (int k = 0; k < 3; k++)

@@ -10,7 +10,7 @@
  * It prints lbomp's extra cost per step against `omp for` and that extra in barriers. The lbomp
  * steps use the runtime as configured (LBOMP_* variables, default policy and period), so LB steps
  * are included at their share (one every LBOMP_PERIOD steps).
- * Usage: stepcost [--threads T] [--steps S] [--repeats R] [--tasks N]
+ * Usage: stepcost [--threads T] [--steps S] [--repeats R] [--tasks N] [--report]
  */
 #include <omp.h>
 #include <stdio.h>
@@ -39,8 +39,18 @@ static void cb(void *data, lbomp_id_t id, void *arg)
 
 int main(int argc, char **argv)
 {
-        long threads = 2, steps = 2000, repeats = 9, ntasks = 0;
-        for (int i = 1; i + 1 < argc; i += 2) {
+        long threads = 2, steps = 200, repeats = 101, ntasks = 0;
+        int report = 0;
+        for (int i = 1; i < argc; i += 2) {
+                if (strcmp(argv[i], "--report") == 0) {
+                        report = 1;
+                        i--;
+                        continue;
+                }
+                if (i + 1 >= argc) {
+                        fprintf(stderr, "stepcost: %s needs a value\n", argv[i]);
+                        return 2;
+                }
                 char *end;
                 long v = strtol(argv[i + 1], &end, 10);
                 if (*end || v <= 0) {
@@ -57,8 +67,8 @@ int main(int argc, char **argv)
                 else if (strcmp(argv[i], "--tasks") == 0)
                         ntasks = v;
                 else {
-                        fprintf(stderr, "usage: stepcost [--threads T] [--steps S] [--repeats R] "
-                                        "[--tasks N]\n");
+                        fprintf(stderr, "usage: stepcost [--report] [--threads T] [--steps S] "
+                                        "[--repeats R] [--tasks N]\n");
                         return 2;
                 }
         }
@@ -151,6 +161,8 @@ int main(int argc, char **argv)
         printf("  callback:  lbomp_step %.3f us, omp parallel for %.3f us: extra %.3f us = %.2f "
                "barrier(s)\n",
                st * 1e6, pf * 1e6, (st - pf) * 1e6, (st - pf) / bar);
+        if (report)
+                lbomp_report(lb, stdout);
         lbomp_destroy(lb);
         free(cell);
         free(t_lb);

@@ -1,10 +1,13 @@
 /*
  * test_stress_random.c — random workloads under every registered policy, 1 to 8 threads
  * (oversubscribed on purpose on a small machine), stealing off/node/all, tasks added and removed
- * between steps, the team size changed now and then, and the balancer running after every step.
- * After each step every live task has run exactly once and no removed task ran; every LB step
- * reports error 0 (the framework checks each plan and records -EFAULT for a bad one); at the end
- * each task's state equals the one computed serially, without any balancing.
+ * between steps, the team size changed now and then, the balancer running after every step or
+ * every few (so that steps are timed or not, fold their times in lazily, end windows), and the
+ * steps in their three forms: lbomp_step, one region per step, and bursts of steps inside one
+ * region (entered without gathering). After each step every live task has run exactly once and
+ * no removed task ran; every LB step reports error 0 (the framework checks each plan and records
+ * -EFAULT for a bad one); at the end each task's state equals the one computed serially, without
+ * any balancing.
  *
  * Usage: test_stress_random [--time S] [--seed N [--policy P --threads T --steal off|node|all]]
  * Without --seed it sweeps every (policy, threads, steal) case at least once, then keeps drawing
@@ -135,7 +138,10 @@ static void run_case(const struct kase *k)
         if (rc != 0)
                 CFAIL("lbomp_create: %s", lbomp_last_error());
         unsetenv("LBOMP_STEAL");
-        if ((rc = lbomp_set_policy(lb, k->policy)) != 0 || (rc = lbomp_set_period(lb, 1)) != 0 ||
+        static const int periods[] = {1, 1, 2, 5};
+        int period = periods[below(&rng, 4)];
+        if ((rc = lbomp_set_policy(lb, k->policy)) != 0 ||
+            (rc = lbomp_set_period(lb, period)) != 0 ||
             (rc = lbomp_set_workers(lb, k->threads)) != 0 ||
             (rc = lbomp_set_seed(lb, k->seed)) != 0)
                 CFAIL("setup: %s", lbomp_strerror(rc));
@@ -148,27 +154,46 @@ static void run_case(const struct kase *k)
         int nsteps = 6 + (int)below(&rng, 25);
         int team = k->threads;
         size_t lbs_seen = 0;
-        for (int s = 0; s < nsteps; s++) {
+        for (int s = 0; s < nsteps;) {
                 atomic_store(&cur_step, (uint64_t)s);
                 /* The step, in one of its forms; sometimes with a team of another size. */
-                uint32_t form = below(&rng, 3);
+                uint32_t form = below(&rng, 4);
+                int burst = 1;
                 if (below(&rng, 10) == 0)
                         team = 1 + (int)below(&rng, MAX_THREADS);
                 if (form == 0 && team == lbomp_get_workers(lb)) {
                         if ((rc = lbomp_step(lb, cb, NULL)) != 0)
                                 CFAIL("step %d: lbomp_step: %s", s, lbomp_strerror(rc));
+                } else if (form == 3) {
+                        /* Several steps in one region: after the first, the team enters each
+                         * without gathering. */
+                        burst = 1 + (int)below(&rng, 6);
+#pragma omp parallel num_threads(team)
+                        for (int b = 0; b < burst; b++) {
+#pragma omp single
+                                atomic_store(&cur_step, (uint64_t)(s + b));
+                                LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
+                                        run_task(t);
+                                }
+                        }
+                        if ((rc = lbomp_last_step(lb)) != 0)
+                                CFAIL("steps %d..%d in one region: %s", s, s + burst - 1,
+                                      lbomp_last_error());
                 } else {
 #pragma omp parallel num_threads(team)
                         LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
                                 run_task(t);
                         }
                 }
-                /* Exactly once: every live task ran once more, no removed task ran. */
+                /* Exactly once: every live task ran once more per step, no removed task ran. */
                 for (int i = 0; i < ntask_ids; i++) {
                         struct task *t = &task[i];
                         if (t->alive) {
-                                t->expect++;
-                                t->ref = update(t->ref, cost_of(t, (uint64_t)s), (uint64_t)s);
+                                for (int b = 0; b < burst; b++) {
+                                        t->expect++;
+                                        t->ref = update(t->ref, cost_of(t, (uint64_t)(s + b)),
+                                                        (uint64_t)(s + b));
+                                }
                         }
                         long r = atomic_load(&t->runs);
                         if (r != t->expect)
@@ -181,10 +206,13 @@ static void run_case(const struct kase *k)
                         if (!t->alive && w != -ESTALE) /* ids are never reused */
                                 CFAIL("step %d: removed task %d answers %d", s, i, w);
                 }
-                /* The balancer ran after this step, and every plan passed its check. */
+                s += burst;
+                /* The balancer ran after every step (period 1), and every plan passed its
+                 * check. */
                 size_t nlb = lbomp_lb_count(lb);
-                if (nlb != lbs_seen + 1)
-                        CFAIL("step %d: %zu LB steps recorded, expected %zu", s, nlb, lbs_seen + 1);
+                if (period == 1 && nlb != lbs_seen + (size_t)burst)
+                        CFAIL("step %d: %zu LB steps recorded, expected %zu", s, nlb,
+                              lbs_seen + (size_t)burst);
                 for (; lbs_seen < nlb; lbs_seen++) {
                         lbomp_lb_stats_t st;
                         lbomp_lb_get(lb, lbs_seen, &st, sizeof st);

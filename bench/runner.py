@@ -66,10 +66,27 @@ def has_steal(build):
     return r.returncode == 0
 
 
+def default_steal(build):
+    """The library's default LBOMP_STEAL, from the report's first lines ('..., steal all')."""
+    env = {k: v for k, v in os.environ.items() if k != "LBOMP_STEAL"}
+    out = subprocess.run([os.path.join(build, "bench", "kneighbor"), "--size", "tiny"], env=env,
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if ", steal " in line:
+            return line.rsplit(", steal ", 1)[1].split()[0]
+    return "off"
+
+
+DEFAULT_STEAL = "off"  # set by main() from the library
+
+
 def variants(policies, steal):
+    """Every policy as configured by default; a few again with stealing switched the other way
+    (+steal = LBOMP_STEAL=all when the default is off, +nosteal = LBOMP_STEAL=off otherwise)."""
     v = [(p, p, {}) for p in policies]
     if steal:
-        v += [(p + "+steal", p, {"LBOMP_STEAL": "all"}) for p in STEAL_POLICIES if p in policies]
+        alt = ("+steal", "all") if DEFAULT_STEAL == "off" else ("+nosteal", "off")
+        v += [(p + alt[0], p, {"LBOMP_STEAL": alt[1]}) for p in STEAL_POLICIES if p in policies]
     v += [(b, None, {}) for b in BASELINES]
     return v  # (label, policy or None for a baseline, extra environment)
 
@@ -109,7 +126,7 @@ def run_matrix(a, policies, vlist, outdir):
                     sys.exit(1)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
                 d.update(workload=w, variant=label, repeat=r,
-                         steal=env.get("LBOMP_STEAL", "off"),
+                         steal=env.get("LBOMP_STEAL", DEFAULT_STEAL),
                          command=" ".join(f"{k}={v}" for k, v in env.items()) +
                          (" " if env else "") + "bench/" + " ".join([binary] + cmd[1:]))
                 rows.append(d)
@@ -141,7 +158,7 @@ def summarise(rows, vlist):
                 continue
             out.append(dict(
                 workload=w, variant=label, kind="baseline" if policy is None else "lbomp",
-                steal=env.get("LBOMP_STEAL", "off"), runs=len(vr), total_s=t[label], total_min_s=min(r["total_s"] for r in vr),
+                steal=env.get("LBOMP_STEAL", DEFAULT_STEAL), runs=len(vr), total_s=t[label], total_min_s=min(r["total_s"] for r in vr),
                 step_s_median=med([r["step_s_median"] for r in vr]),
                 ratio_none=t[label] / t["none"] if t.get("none") else None,
                 ratio_best_omp=t[label] / best_b[0], best_omp=best_b[1],
@@ -225,8 +242,10 @@ def write_md(path, summary, bad, m):
                 f"at the end (above {m['cores']} means other processes competed for the cores)\n")
         f.write(f"- command: `{m['cmdline']}` ({m['repeats']} interleaved repeats, "
                 f"{'quick' if m['quick'] else 'full'} configuration, {fmt_s(m['elapsed'])})\n")
+        alt = "+steal = LBOMP_STEAL=all" if m.get("default_steal", "off") == "off" else \
+            "+nosteal = LBOMP_STEAL=off"
         f.write(f"- policies found (LBOMP_POLICY=help): {', '.join(m['policies'])}; stealing "
-                f"{'available: +steal = LBOMP_STEAL=all' if m['steal'] else 'not available'}\n")
+                f"{'by default ' + m.get('default_steal', 'off') + '; ' + alt if m['steal'] else 'not available'}\n")
         f.write("- times are medians; `÷none` and `÷best omp` are ratios of medians (lower is better); "
                 "`fastest ÷none` and `fastest ÷best omp` are the same ratios of each variant's fastest "
                 "run, which resist bursts of other processes better\n")
@@ -404,8 +423,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     if a.replot:
         return report(outdir, *load_runs(outdir))
+    global DEFAULT_STEAL
     policies = discover_policies(a.build)
     steal = has_steal(a.build)
+    DEFAULT_STEAL = default_steal(a.build)
     vlist = variants(policies, steal)
     cmdline = "bench/run " + " ".join(sys.argv[3:])
     log(f"bench/run: policies {', '.join(policies)}; stealing {'yes' if steal else 'no'}; "
@@ -417,6 +438,7 @@ def main():
                 cores=os.cpu_count(), threads=a.threads, load_start=a.load_start,
                 load_end=os.getloadavg()[0], cmdline=cmdline.strip(), repeats=a.repeats,
                 quick=a.quick, elapsed=time.time() - t0, policies=policies, steal=steal,
+                default_steal=DEFAULT_STEAL,
                 variants=[[l, p, e] for l, p, e in vlist])
     write_csv(os.path.join(outdir, "runs.csv"), rows)
     with open(os.path.join(outdir, "meta.json"), "w") as f:
@@ -437,6 +459,8 @@ def load_runs(outdir):
 
 
 def report(outdir, rows, meta):
+    global DEFAULT_STEAL
+    DEFAULT_STEAL = meta.get("default_steal", "off")
     vlist = [tuple(v) for v in meta["variants"]]
     summary, bad = summarise(rows, vlist)
     for s in summary:  # LB steps per run, for the per-step decision time plot

@@ -16,7 +16,7 @@ workloads = [("kneighbor", ["--load", l]) for l in ("hotspot", "lbtest", "drift"
 workloads += [("lbtest", ["--topology", t]) for t in ("ring", "mesh2d", "mesh3d", "random")]
 workloads += [("stencil3d", []), ("leanmd", [])]
 variants = [(["--policy", p], {}) for p in policies] + [(["--policy", "none"], {"LBOMP_STEAL": "all"}),
-            (["--policy", "greedy"], {"LBOMP_STEAL": "node"})]
+            (["--policy", "greedy"], {"LBOMP_STEAL": "node"}), (["--policy", "refine"], {"LBOMP_STEAL": "off"})]
 variants += [(["--policy", "greedy", "--threads", "1"], {}), (["--policy", "refine", "--threads", "3"], {}),
              (["--baseline", "omp-dynamic", "--threads", "3"], {})]
 variants += [(["--baseline", b], {}) for b in ("omp-static", "omp-dynamic", "omp-guided", "omp-tasks")]

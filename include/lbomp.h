@@ -17,7 +17,7 @@
  *                 team entering a step while another team runs one
  *   -EPERM        not allowed from here: lbomp_step() inside a parallel region,
  *                 LBOMP_FOR_EACH_TASK outside one
- *   -ETIMEDOUT    the team did not reach the start of a step within LBOMP_STEP_TIMEOUT (the loop
+ *   -ETIMEDOUT    a thread of the team did not enter a step within LBOMP_STEP_TIMEOUT (the loop
  *                 is inside `single`, `master` or `masked`, or some threads skip it)
  *   -EINTR        a step ended before every task ran (a break out of LBOMP_FOR_EACH_TASK)
  *   -ECANCELED    LBOMP_POLICY=help listed the policies, nothing was created
@@ -124,10 +124,12 @@ int lbomp_set_verbose(lbomp_t *lb, int level);
  * -EINVAL otherwise. */
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance);
 /**
- * Same as LBOMP_STEP_TIMEOUT: seconds (0 to 86400, default 5) a thread entering a step waits for
- * the rest of its team before the step is refused with -ETIMEDOUT and the runtime refuses every
- * later step; 0 waits forever. A team that never arrives is a loop inside `single` or `master`; a
- * program whose threads legitimately reach the loop seconds apart raises it. -EINVAL otherwise.
+ * Same as LBOMP_STEP_TIMEOUT: seconds (0 to 86400, default 5) a step waits for a thread of its team
+ * that has not entered it — at the start of a team's first step (or after its tasks or size
+ * changed), at the end of the others — before the step is refused with -ETIMEDOUT and the runtime
+ * refuses every later step; 0 waits forever. A thread still running its tasks is waited for
+ * however long. A team that never arrives is a loop inside `single` or `master`; a program whose
+ * threads legitimately reach the loop seconds apart raises it. -EINVAL otherwise.
  */
 int lbomp_set_step_timeout(lbomp_t *lb, double seconds);
 /** Same as LBOMP_FANOUT: peers each gossip send of a decentralized policy reaches, 1..64
@@ -293,7 +295,8 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg);
  * (some tasks did not run: a break out of the loop; the message says how many, and that step's
  * times were not used for balancing); -ENOMEM (the step could not start: no task ran); -EPERM
  * (LBOMP_FOR_EACH_TASK outside a parallel region); -EBUSY (a second team entered while another
- * ran a step) or -ETIMEDOUT (the team did not gather): then the runtime refuses every later step
+ * ran a step) or -ETIMEDOUT (a thread of the team never entered): then the runtime refuses every
+ * later step
  * with the same error. The message is also left for lbomp_last_error() on the calling thread, and
  * a refusal or a failed start is written to stderr (or the log function) when it happens.
  * Thread-safe; call it after the region or between steps.

@@ -200,8 +200,8 @@ static const struct var vars[] = {
         {"LBOMP_TRACE", "(none)", "file recording every LB step's snapshot and plan (lbomp-sim)",
          K_PATH, 0, 0, NULL, "the path of a file to create (the LB trace)", apply_trace},
         {"LBOMP_STEP_TIMEOUT", "5",
-         "seconds a thread waits at a step barrier for the rest of its team before the step is "
-         "refused (0: forever)",
+         "seconds a step waits for a thread of its team that has not entered it before the step "
+         "is refused (0: forever)",
          K_DOUBLE, 0, 86400, NULL, NULL, apply_timeout},
 };
 #define NVARS (sizeof vars / sizeof vars[0])

@@ -41,10 +41,17 @@ enum {
  * in when it enters the next step), whether it closed a window (the LB step runs). */
 enum { W_TIMED = 1, W_FOLD = 2, W_LB = 4, W_SHIFT = 3 };
 
+static uint64_t word_of(const struct lbomp *lb)
+{
+        return atomic_load_explicit(&lb->team.bar.word, memory_order_relaxed);
+}
+
 static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
 {
-        lb->team.bar.word = lb->steps << W_SHIFT | (timed ? W_TIMED : 0) | (fold ? W_FOLD : 0) |
-                            (lb_due ? W_LB : 0);
+        atomic_store_explicit(&lb->team.bar.word,
+                              lb->steps << W_SHIFT | (timed ? W_TIMED : 0) | (fold ? W_FOLD : 0) |
+                                      (lb_due ? W_LB : 0),
+                              memory_order_relaxed);
 }
 
 /* The result of the last step, for lbomp_step() and lbomp_last_step(); printed when asked. */
@@ -172,7 +179,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         }
         /* The step barrier's word is stable here: its writer, the next serial part, waits for
          * this thread. A gathering republishes it. */
-        uint64_t tag = (lb->team.bar.word >> W_SHIFT) + 1;
+        uint64_t tag = (word_of(lb) >> W_SHIFT) + 1;
         bool gather = !may_enter(lb, team);
         int rc = lbomp__team_enter(&lb->team, lbomp__team_key(level), self, team, tag, &gather);
         if (rc < 0) {
@@ -207,7 +214,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         }
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
-        uint64_t word = lb->team.bar.word;
+        uint64_t word = word_of(lb);
         /* The last step's times, timed task by task, into the window: each worker its own, here,
          * so that no barrier waits for it (its time slots are the other parity's this step). */
         if (word & W_FOLD)
@@ -388,7 +395,7 @@ static void step_done(void *arg)
 {
         struct lbomp *lb = arg;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
-        uint64_t word = lb->team.bar.word;
+        uint64_t word = word_of(lb);
         lb->win.pending = false; /* every worker folded the step before this one as it entered */
         bool clean = skipped == 0, timed = word & W_TIMED;
         int par = (int)(lb->steps & 1);
@@ -505,7 +512,7 @@ static uint64_t end_tasks(lbomp_iter_t *it)
         w->span = span;
         w->busy = (it->mode & M_TIMED) ? it->busy : (uint64_t)span;
         w->cpu_s = w->cpu0 >= 0 ? lbomp__thread_cpu_s() - w->cpu0 : -1;
-        uint64_t step = (lb->team.bar.word >> W_SHIFT);
+        uint64_t step = (word_of(lb) >> W_SHIFT);
         lbomp__window_step_end(w, &lb->clock, step);
         if (w->nlog)
                 flush_stolen(lb, w, step);
@@ -541,7 +548,7 @@ void lbomp_iter_end(lbomp_iter_t *it)
                 broken_step(lb, self, step + 1);
                 return;
         }
-        if (lb->team.bar.word & W_LB)
+        if (word_of(lb) & W_LB)
                 lb_team(lb, self);
         lbomp__team_leave(&lb->team, self);
 }
@@ -586,10 +593,10 @@ int lbomp_step(lbomp_t *lb, lbomp_task_fn fn, void *arg)
         if (atomic_load(&ended) != lb->team_n || atomic_load(&ended) == 0)
                 return lbomp_last_step(lb); /* refused or not started: nothing ended */
         step_done(lb);
-        if ((lb->team.bar.word & W_LB) && lbomp__lb_team_work(lb)) {
+        if ((word_of(lb) & W_LB) && lbomp__lb_team_work(lb)) {
 #pragma omp parallel num_threads(lb->team_n)
                 lb_team(lb, (uint32_t)omp_get_thread_num());
-        } else if (lb->team.bar.word & W_LB) {
+        } else if (word_of(lb) & W_LB) {
                 lb_team(lb, 0); /* nothing for the team: only its result */
         }
         return lbomp_last_step(lb);

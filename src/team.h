@@ -31,8 +31,9 @@ struct lbomp__barrier {
                                  with the line every arrival touches anyway */
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 2 * generation (+1:
                                                                broken) */
-        uint64_t word; /* written by the serial part, read by the waiters after the release: it
-                          comes with the line every waiter reads anyway */
+        _Atomic uint64_t word; /* written by the serial part, read by the waiters after the
+                                  release (relaxed: the release orders it): it comes with the
+                                  line every waiter reads anyway */
 };
 
 /*

@@ -97,7 +97,13 @@ int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out)
         int rc = lbomp__tasks_check(&lb->tasks, id);
         if (rc < 0)
                 return rc;
-        rc = lb->tasks.dirty ? lbomp__workers_fill(&lb->ws, &lb->tasks) : 0;
+        if (lb->tasks.dirty) {
+                /* The last step's times still refer to the arrays about to be rebuilt. */
+                lbomp__window_aggregate_pending(&lb->win, &lb->ws,
+                                                lb->cfg.steal != LBOMP__STEAL_OFF);
+                rc = lbomp__workers_fill(&lb->ws, &lb->tasks);
+                lb->refilled = true;
+        }
         if (rc < 0)
                 return rc;
         int node = lb->ws.w[lb->tasks.task[lbomp__tasks_slot(&lb->tasks, id)].worker].node;

@@ -38,6 +38,8 @@ struct lbomp {
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
         int prepare_rc; /* the step could not start: 0 or a negative errno */
+        bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
+                           the next step gathers */
         /* Steps completed (for the API; the team reads the step barrier's word). */
         _Alignas(LBOMP__CACHELINE) uint64_t steps;
         /* The result of the last step: 0 or a negative errno, and its message (under team.lock:

@@ -1,8 +1,9 @@
 /*
  * step.c — the step: every thread of the team takes its worker's tasks, at the end the team meets
  * at the step barrier, whose serial part records the step and, when the window is due, runs the
- * centralized LB step; threads then fold their timed tasks into the window and, for a
- * decentralized policy or data moves, run the rest of the LB step together.
+ * centralized LB step; for a decentralized policy or data moves the team then runs the rest of
+ * the LB step together. A timed step's task times are folded into the window by each worker when
+ * it enters the next step, so nothing else waits after the barrier.
  *
  * This is the hot path. In most steps a task costs two loads and two stores, inline in the
  * caller (lbomp_iter_next_fast in lbomp.h); a worker reads the counter once when it enters the
@@ -128,6 +129,7 @@ static void prepare(void *arg)
                  * removed ones. */
                 lbomp__window_forget(&lb->win, lb->tasks.added, lb->tasks.nadded);
                 lbomp__tasks_placed(&lb->tasks);
+                lb->refilled = false;
         }
         if (rc == 0 && !lb->started) {
                 lb->started = true;
@@ -148,12 +150,13 @@ static void prepare(void *arg)
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }
 
-/* The fast path's conditions: this team ran the last step and nothing changed since. The same
- * for every thread of the team, since they are only written outside steps or in serial parts. */
+/* The fast path's conditions: this team ran the last step and nothing changed since (no task
+ * added, removed or placed outside a step). The same for every thread of the team, since they are
+ * only written outside steps or in serial parts. */
 static bool may_enter(const struct lbomp *lb, uint32_t team)
 {
-        return lb->started && !lb->tasks.dirty && (int)team == lb->team_n &&
-               team == (uint32_t)lb->ws.n;
+        return lb->started && !lb->tasks.dirty && !lb->tasks.nadded && !lb->refilled &&
+               (int)team == lb->team_n && team == (uint32_t)lb->ws.n;
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)

@@ -69,8 +69,56 @@ static void add(lbomp_t *lb, int k)
         issued++;
 }
 
+/* Churn with lbomp_task_alloc between bursts of steps in one region. */
+static int alloc_case(void)
+{
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_EQ(lbomp_set_period(lb, 5), 0);
+        for (int i = 0; i < 64; i++)
+                add(lb, i);
+        void *mem[64] = {0};
+        for (int round = 0; round < 300; round++) {
+                for (int j = 0; j < 5; j++) {
+                        int k = (int)below(64);
+                        ASSERT_EQ(lbomp_task_remove(lb, pool[k].id), 0);
+                        if (mem[k])
+                                lbomp_free(mem[k], 4096);
+                        mem[k] = NULL;
+                        add(lb, k);
+                        int rc = lbomp_task_alloc(lb, pool[k].id, 4096, &mem[k]);
+                        if (rc == -ENOTSUP)
+                                mem[k] = NULL; /* no NUMA support: placement still happened */
+                        else
+                                ASSERT_EQ(rc, 0);
+                }
+                int burst = 1 + round % 4;
+#pragma omp parallel num_threads(2)
+                for (int b = 0; b < burst; b++)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                cb(t, t->id, NULL);
+                ASSERT_EQ(lbomp_last_step(lb), 0);
+                for (int k = 0; k < 64; k++) {
+                        pool[k].expect += burst;
+                        if (pool[k].runs != pool[k].expect)
+                                FAIL("round %d: task %u ran %ld times, expected %ld", round,
+                                     pool[k].id, pool[k].runs, pool[k].expect);
+                }
+        }
+        printf("churn alloc: 300 rounds of 5 tasks replaced and allocated, %llu steps, %zu LB "
+               "steps\n",
+               (unsigned long long)lbomp_steps(lb), lbomp_lb_count(lb));
+        for (int k = 0; k < 64; k++)
+                lbomp_free(mem[k], 4096);
+        lbomp_destroy(lb);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
+        if (argc > 1 && strcmp(argv[1], "alloc") == 0)
+                return alloc_case();
         long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 40000;
         ASSERT_GT(steps, 1000);
         lbomp_t *lb;

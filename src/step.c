@@ -247,7 +247,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 it.pos = 0;
                 it.end = w->n;
         }
-        it.fast = it.mode == 0 || it.mode == M_STEAL;
+        it.fast = !(it.mode & M_TIMED); /* untimed: the inline path takes the tasks */
         w->cpu0 = -1;
         if (!lb->cfg.time_wall && (lb->ws.oversubscribed || w->prev_span_s >= CPU_READ_MIN_S))
                 w->cpu0 = lbomp__thread_cpu_s();

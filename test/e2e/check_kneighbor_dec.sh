@@ -6,6 +6,9 @@
 # profile with --k 3 --threads 16, packdrop ends with a lower locality_cost_last than greedy, at
 # imbalance_last ≤ 1.25. Usage: check_kneighbor_dec.sh KNEIGHBOR PROFILES_DIR
 set -euo pipefail
+# The policies' own balance is judged: stealing (on by default) would charge stolen tasks at the
+# thieves' speed and blur the owner-based λ of one window.
+export LBOMP_STEAL=off
 kn=$1
 profiles=${2:-}
 args=(--tasks 512 --load hotspot --iters 60 --period 10 --threads 2 --json)

@@ -653,7 +653,7 @@ static void report(struct app *a, double total_s, double step_med, double sum, i
                 free(bal);
                 return;
         }
-        double imb_first = NAN, imb_last = NAN, rank_dec = 0, rank_s = 0;
+        double imb_first = NAN, imb_last = NAN, rank_dec = 0, rank_s = 0, pred = NAN;
         unsigned long long rank_mig = 0, rank_msgs = 0, balanced = 0, pack_fail = 0,
                            unpack_fail = 0;
         int first_err = 0;
@@ -667,8 +667,10 @@ static void report(struct app *a, double total_s, double step_med, double sum, i
                 rank_msgs += r.messages;
                 rank_dec += r.decision_s;
                 rank_s += red[i] + r.total_s;
-                if (r.balanced)
+                if (r.balanced) {
                         bal[balanced++] = r.total_s;
+                        pred = r.imbalance_after;
+                }
                 pack_fail += r.pack_failures;
                 unpack_fail += r.unpack_failures;
                 if (!first_err)
@@ -699,6 +701,7 @@ static void report(struct app *a, double total_s, double step_med, double sum, i
         printf(",\"lb_steps\":%zu", nr);
         num(stdout, "imbalance_first", imb_first);
         num(stdout, "imbalance_last", imb_last);
+        num(stdout, "imbalance_predicted", pred);
         printf(",\"migrations\":%.0f", intra[0]);
         num(stdout, "decision_s", worst[0] + rank_dec);
         printf(",\"messages\":%.0f", intra[1] + (double)rank_msgs);

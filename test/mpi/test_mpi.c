@@ -1,0 +1,714 @@
+/*
+ * test_mpi.c — liblbomp-mpi on real MPI ranks (mpirun -np 2 and 4, one or two threads each; see
+ * meson.build). One case per run, named by argv[1]:
+ *   balance      a hot quarter of the tasks on the first ranks: tasks change rank, every task runs
+ *                exactly once per step across ranks, every rank's directory agrees, the results
+ *                are those of a one-rank run, the plan predicts λ <= 1.10
+ *   roundtrip    every task travels around all ranks and back: its packed state is byte for byte
+ *                what it was, release() ran once per departure
+ *   empty        every task starts on rank 0: the other ranks step with no task, then get some
+ *   packfail     a task whose pack (or unpack) fails stays where it was, with its state, the
+ *                others move, the error is reported, and the steps go on
+ *   plan         the decentralized plan over MPI is the plan of the virtual run of the gathered
+ *                snapshot (packdrop, distributed), and a centralized plan is rank 0's
+ *   misuse       every misuse ends in the documented error, on every rank
+ *   single       MPI initialized without thread support is refused
+ * A failed check exits 1 on that rank, which makes mpirun fail the job.
+ */
+#include <errno.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lbomp_mpi.h"
+#include "snapshot.h"
+#include "test.h"
+
+static int rank, nranks;
+
+struct ttask {
+        lbomp_gid_t gid;
+        long runs;
+        uint32_t work; /* iterations of the busy loop per step: the task's cost */
+        uint32_t nblob;
+        double acc;
+        unsigned char *blob; /* state of varying size, moved with the task */
+};
+
+struct env {
+        lbomp_t *lb;
+        lbomp_mpi_t *m;
+        long fail_pack, fail_unpack; /* a gid whose callback fails, -1: none, -2: all */
+        long released;
+        long step;
+};
+
+static struct env E = {.fail_pack = -1, .fail_unpack = -1};
+
+/* The task's result after s steps: what a one-rank run computes. */
+static double burn(double acc, uint32_t work, lbomp_gid_t gid, long step)
+{
+        for (uint32_t i = 0; i < work; i++)
+                acc = acc * 0.999999 + 1e-6 * (double)((gid + (uint32_t)step + i) % 7);
+        return acc;
+}
+
+static void run_task(void *data, lbomp_id_t id, void *arg)
+{
+        (void)id;
+        struct ttask *t = data;
+        const struct env *e = arg;
+        t->acc = burn(t->acc, t->work, t->gid, e->step);
+        t->runs++;
+}
+
+static struct ttask *task_new(lbomp_gid_t gid, uint32_t work, uint32_t nblob)
+{
+        struct ttask *t = calloc(1, sizeof *t);
+        ASSERT(t);
+        t->gid = gid;
+        t->work = work;
+        t->nblob = nblob;
+        t->acc = 1.0 + gid;
+        t->blob = nblob ? malloc(nblob) : NULL;
+        for (uint32_t i = 0; i < nblob; i++)
+                t->blob[i] = (unsigned char)(gid * 31u + i * 7u);
+        return t;
+}
+
+static void task_free(struct ttask *t)
+{
+        free(t->blob);
+        free(t);
+}
+
+#define HDR (sizeof(lbomp_gid_t) + sizeof(long) + 2 * sizeof(uint32_t) + sizeof(double))
+
+static size_t t_size(const void *data, lbomp_gid_t gid, void *arg)
+{
+        (void)gid;
+        (void)arg;
+        return HDR + ((const struct ttask *)data)->nblob;
+}
+
+static int t_pack(const void *data, lbomp_gid_t gid, void *buf, size_t len, void *arg)
+{
+        const struct ttask *t = data;
+        const struct env *e = arg;
+        if ((long)gid == e->fail_pack || e->fail_pack == -2)
+                return -EIO;
+        if (len != HDR + t->nblob || t->gid != gid)
+                return -EINVAL;
+        unsigned char *p = buf;
+        memcpy(p, &t->gid, sizeof t->gid);
+        p += sizeof t->gid;
+        memcpy(p, &t->runs, sizeof t->runs);
+        p += sizeof t->runs;
+        memcpy(p, &t->work, sizeof t->work);
+        p += sizeof t->work;
+        memcpy(p, &t->nblob, sizeof t->nblob);
+        p += sizeof t->nblob;
+        memcpy(p, &t->acc, sizeof t->acc);
+        p += sizeof t->acc;
+        if (t->nblob)
+                memcpy(p, t->blob, t->nblob);
+        return 0;
+}
+
+static void *t_unpack(lbomp_gid_t gid, const void *buf, size_t len, void *arg)
+{
+        const struct env *e = arg;
+        if ((long)gid == e->fail_unpack || len < HDR)
+                return NULL;
+        struct ttask *t = calloc(1, sizeof *t);
+        ASSERT(t);
+        const unsigned char *p = buf;
+        memcpy(&t->gid, p, sizeof t->gid);
+        p += sizeof t->gid;
+        memcpy(&t->runs, p, sizeof t->runs);
+        p += sizeof t->runs;
+        memcpy(&t->work, p, sizeof t->work);
+        p += sizeof t->work;
+        memcpy(&t->nblob, p, sizeof t->nblob);
+        p += sizeof t->nblob;
+        memcpy(&t->acc, p, sizeof t->acc);
+        p += sizeof t->acc;
+        ASSERT_EQ(t->gid, gid);
+        ASSERT_EQ(len, HDR + t->nblob);
+        t->blob = t->nblob ? malloc(t->nblob) : NULL;
+        if (t->nblob)
+                memcpy(t->blob, p, t->nblob);
+        return t;
+}
+
+static void t_release(void *data, lbomp_gid_t gid, void *arg)
+{
+        struct env *e = arg;
+        ASSERT_EQ(((struct ttask *)data)->gid, gid);
+        e->released++;
+        task_free(data);
+}
+
+static const lbomp_mpi_pup_t pup = {
+        .size = t_size, .pack = t_pack, .unpack = t_unpack, .release = t_release, .arg = &E};
+
+/* A runtime per rank (OMP_NUM_THREADS workers), attached; tasks gid in [0, n) placed by place(),
+ * costing work(gid); a ring of links. */
+static void setup(long n, int (*place)(long gid, long n), uint32_t (*work)(long gid, long n),
+                  int period)
+{
+        ASSERT_EQ(lbomp_create(&E.lb), 0);
+        ASSERT_EQ(lbomp_set_period(E.lb, period), 0);
+        ASSERT_EQ(lbomp_mpi_attach(E.lb, MPI_COMM_WORLD, &pup, &E.m), 0);
+        for (long g = 0; g < n; g++)
+                if (place(g, n) == rank)
+                        ASSERT_EQ(lbomp_mpi_task_add(E.m, (lbomp_gid_t)g,
+                                                     task_new((lbomp_gid_t)g, work(g, n),
+                                                              (uint32_t)(g * 37 % 700)),
+                                                     64, NULL),
+                                  0);
+        for (long g = 0; g < n; g++)
+                ASSERT_EQ(lbomp_mpi_link(E.m, (lbomp_gid_t)g, (lbomp_gid_t)((g + 1) % n), 128), 0);
+        ASSERT_EQ(lbomp_mpi_commit(E.m), 0);
+}
+
+static void teardown(void)
+{
+        lbomp_gid_t g[4096];
+        size_t n = lbomp_mpi_local_tasks(E.m, g, 4096);
+        for (size_t i = 0; i < n; i++)
+                task_free(lbomp_mpi_task_data(E.m, g[i]));
+        lbomp_mpi_detach(E.m);
+        lbomp_destroy(E.lb);
+        E.m = NULL;
+        E.lb = NULL;
+}
+
+static int place_block(long g, long n)
+{
+        return (int)(g * nranks / n);
+}
+
+static int place_first(long g, long n)
+{
+        (void)g;
+        (void)n;
+        return 0;
+}
+
+static uint32_t work_hot_quarter(long g, long n)
+{
+        return g < n / 4 ? 40000 : 4000;
+}
+
+/* Every gid in [0, n) is on exactly one rank, every rank's directory says which, and that rank
+ * holds its data. Returns the tasks on this rank. */
+static size_t check_directory(long n)
+{
+        lbomp_gid_t *mine = malloc((size_t)n * sizeof *mine);
+        int *holder = malloc((size_t)n * sizeof *holder), *all = NULL;
+        ASSERT(mine && holder);
+        size_t k = lbomp_mpi_local_tasks(E.m, mine, (size_t)n);
+        ASSERT_LE(k, n);
+        for (long g = 0; g < n; g++)
+                holder[g] = -1;
+        for (size_t i = 0; i < k; i++) {
+                holder[mine[i]] = rank;
+                ASSERT(lbomp_mpi_task_data(E.m, mine[i]) != NULL);
+                ASSERT_EQ(((struct ttask *)lbomp_mpi_task_data(E.m, mine[i]))->gid, mine[i]);
+        }
+        all = malloc((size_t)n * sizeof *all);
+        ASSERT(all);
+        /* max over ranks: the holder; and the count of holders must be one */
+        MPI_Allreduce(holder, all, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int *cnt = malloc((size_t)n * sizeof *cnt), *tot = malloc((size_t)n * sizeof *tot);
+        ASSERT(cnt && tot);
+        for (long g = 0; g < n; g++)
+                cnt[g] = holder[g] >= 0;
+        MPI_Allreduce(cnt, tot, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (long g = 0; g < n; g++) {
+                if (tot[g] != 1)
+                        FAIL("task %ld is on %d ranks", g, tot[g]);
+                if (lbomp_mpi_task_rank(E.m, (lbomp_gid_t)g) != all[g])
+                        FAIL("rank %d: the directory says task %ld is on rank %d, it is on %d",
+                             rank, g, lbomp_mpi_task_rank(E.m, (lbomp_gid_t)g), all[g]);
+        }
+        free(mine);
+        free(holder);
+        free(all);
+        free(cnt);
+        free(tot);
+        return k;
+}
+
+/* Steps `steps` times; after each, every task of this rank ran exactly once per step so far. */
+static void run_steps(long from, long steps, long n)
+{
+        lbomp_gid_t *g = malloc((size_t)n * sizeof *g);
+        ASSERT(g);
+        for (long s = from; s < from + steps; s++) {
+                E.step = s;
+                ASSERT_EQ(lbomp_mpi_step(E.m, run_task, &E), 0);
+                size_t k = lbomp_mpi_local_tasks(E.m, g, (size_t)n);
+                long total = (long)k;
+                for (size_t i = 0; i < k; i++) {
+                        const struct ttask *t = lbomp_mpi_task_data(E.m, g[i]);
+                        if (t->runs != s + 1)
+                                FAIL("rank %d, step %ld: task %u ran %ld times", rank, s, g[i],
+                                     t->runs);
+                }
+                MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+                ASSERT_EQ(total, n);
+        }
+        free(g);
+}
+
+/* Every task's result is what a one-rank run computes, step by step, for the same costs. */
+static void check_results(long n, long steps, uint32_t (*work)(long, long))
+{
+        lbomp_gid_t *g = malloc((size_t)n * sizeof *g);
+        double *got = calloc((size_t)n, sizeof *got);
+        ASSERT(g && got);
+        size_t k = lbomp_mpi_local_tasks(E.m, g, (size_t)n);
+        for (size_t i = 0; i < k; i++)
+                got[g[i]] = ((const struct ttask *)lbomp_mpi_task_data(E.m, g[i]))->acc;
+        MPI_Allreduce(MPI_IN_PLACE, got, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (long t = 0; t < n; t++) {
+                double want = 1.0 + (double)t;
+                for (long s = 0; s < steps; s++)
+                        want = burn(want, work(t, n), (lbomp_gid_t)t, s);
+                if (got[t] != want)
+                        FAIL("task %ld: %.17g, a one-rank run gives %.17g", t, got[t], want);
+        }
+        free(g);
+        free(got);
+}
+
+static lbomp_mpi_lb_stats_t totals(uint32_t *balanced, double *pred_last)
+{
+        lbomp_mpi_lb_stats_t sum = {0}, r;
+        *balanced = 0;
+        *pred_last = NAN;
+        for (size_t i = 0; i < lbomp_mpi_lb_count(E.m); i++) {
+                ASSERT_EQ(lbomp_mpi_lb_get(E.m, i, &r, sizeof r), 0);
+                sum.migrations += r.migrations;
+                sum.pack_failures += r.pack_failures;
+                sum.unpack_failures += r.unpack_failures;
+                sum.mpi_messages += r.mpi_messages;
+                if (!sum.error)
+                        sum.error = r.error;
+                if (r.balanced) {
+                        (*balanced)++;
+                        *pred_last = r.imbalance_after;
+                }
+                ASSERT(r.imbalance >= 1.0 - 1e-9);
+                ASSERT_EQ(r.stale, 0);
+        }
+        return sum;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Cases
+ */
+
+static void case_balance(void)
+{
+        long n = 96, steps = 40;
+        setup(n, place_block, work_hot_quarter, 5);
+        check_directory(n);
+        run_steps(0, steps, n);
+        check_directory(n);
+        check_results(n, steps, work_hot_quarter);
+        uint32_t balanced;
+        double pred;
+        lbomp_mpi_lb_stats_t s = totals(&balanced, &pred);
+        ASSERT_EQ(lbomp_mpi_lb_count(E.m), steps / 5);
+        ASSERT_GT(balanced, 0);
+        ASSERT_GT(s.migrations, 0);
+        ASSERT_GT(s.mpi_messages, s.migrations); /* each task one message, plus the policy's */
+        ASSERT_EQ(s.error, 0);
+        ASSERT_DLE(pred, 1.10);
+        ASSERT(lbomp_mpi_epoch(E.m) > 0);
+        if (rank == 0)
+                lbomp_mpi_report(E.m, stdout);
+        teardown();
+}
+
+static void case_roundtrip(void)
+{
+        long n = 40;
+        setup(n, place_block, work_hot_quarter, 1000);
+        /* Every task's packed bytes before it travels. */
+        unsigned char **before = calloc((size_t)n, sizeof *before);
+        size_t *len = calloc((size_t)n, sizeof *len);
+        lbomp_gid_t g[64];
+        ASSERT(before && len);
+        size_t k = lbomp_mpi_local_tasks(E.m, g, 64);
+        long mine = (long)k;
+        for (size_t i = 0; i < k; i++) {
+                const struct ttask *t = lbomp_mpi_task_data(E.m, g[i]);
+                len[g[i]] = t_size(t, g[i], &E);
+                before[g[i]] = malloc(len[g[i]]);
+                ASSERT_EQ(t_pack(t, g[i], before[g[i]], len[g[i]], &E), 0);
+        }
+        long released0 = E.released;
+        for (int hop = 0; hop < nranks; hop++) {
+                k = lbomp_mpi_local_tasks(E.m, g, 64);
+                int to[64];
+                for (size_t i = 0; i < k; i++)
+                        to[i] = (rank + 1) % nranks;
+                uint32_t failed = 7;
+                ASSERT_EQ(lbomp_mpi_move(E.m, k, g, to, &failed), 0);
+                ASSERT_EQ(failed, 0);
+                ASSERT_EQ(E.released - released0, (long)k); /* once per departure */
+                released0 = E.released;
+                check_directory(n);
+                run_steps(hop, 1, n);
+        }
+        /* Home again: same tasks, same bytes (runs went up by one per hop; compare the rest). */
+        k = lbomp_mpi_local_tasks(E.m, g, 64);
+        ASSERT_EQ((long)k, mine);
+        for (size_t i = 0; i < k; i++) {
+                struct ttask *t = lbomp_mpi_task_data(E.m, g[i]);
+                ASSERT(before[g[i]] != NULL);
+                ASSERT_EQ(t->runs, nranks);
+                t->runs = 0;
+                t->acc = 1.0 + g[i]; /* the steps changed it; the bytes of the rest must not */
+                unsigned char *after = malloc(len[g[i]]);
+                ASSERT_EQ(t_size(t, g[i], &E), len[g[i]]);
+                ASSERT_EQ(t_pack(t, g[i], after, len[g[i]], &E), 0);
+                if (memcmp(after, before[g[i]], len[g[i]]) != 0)
+                        FAIL("task %u: packed state differs after %d hops", g[i], nranks);
+                free(after);
+                free(before[g[i]]);
+        }
+        free(before);
+        free(len);
+        teardown();
+}
+
+static void case_empty(void)
+{
+        long n = 64, steps = 30;
+        setup(n, place_first, work_hot_quarter, 5);
+        ASSERT_EQ(check_directory(n), rank == 0 ? n : 0);
+        run_steps(0, steps, n);
+        size_t k = check_directory(n);
+        check_results(n, steps, work_hot_quarter);
+        uint32_t balanced;
+        double pred;
+        lbomp_mpi_lb_stats_t s = totals(&balanced, &pred);
+        ASSERT_GT(s.migrations, 0);
+        ASSERT_EQ(s.error, 0);
+        int have = k > 0, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all)
+                FAIL("rank %d: a rank still has no task after %ld steps", rank, steps);
+        teardown();
+}
+
+static void case_packfail(void)
+{
+        long n = 32;
+        setup(n, place_block, work_hot_quarter, 5);
+        /* Rank 0 sends its first four tasks to rank 1; packing task 1 fails. */
+        E.fail_pack = 1;
+        lbomp_gid_t g[4] = {0, 1, 2, 3};
+        int to[4] = {1, 1, 1, 1};
+        void *data1 = lbomp_mpi_task_data(E.m, 1);
+        uint32_t failed = 99;
+        ASSERT_EQ(lbomp_mpi_move(E.m, rank == 0 ? 4 : 0, g, to, &failed), 0);
+        ASSERT_EQ(failed, 1);
+        if (rank == 0) {
+                ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "packing task 1 for rank 1 failed");
+                ASSERT(lbomp_mpi_task_data(E.m, 1) == data1); /* stayed, untouched */
+        }
+        ASSERT_EQ(lbomp_mpi_task_rank(E.m, 0), 1);
+        ASSERT_EQ(lbomp_mpi_task_rank(E.m, 1), 0);
+        ASSERT_EQ(lbomp_mpi_task_rank(E.m, 2), 1);
+        check_directory(n);
+        run_steps(0, 2, n);
+        /* Rank 1 sends task 2 back, but rank 0 cannot rebuild it: it stays on rank 1. */
+        E.fail_pack = -1;
+        E.fail_unpack = 2;
+        lbomp_gid_t g2[1] = {2};
+        int to2[1] = {0};
+        ASSERT_EQ(lbomp_mpi_move(E.m, rank == 1 ? 1 : 0, g2, to2, &failed), 0);
+        ASSERT_EQ(failed, 1);
+        if (rank == 0)
+                ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "unpacking task 2 from rank 1 failed");
+        ASSERT_EQ(lbomp_mpi_task_rank(E.m, 2), 1);
+        check_directory(n);
+        run_steps(2, 2, n);
+        /* Balancing while no task can be packed: every LB step tries, nothing moves, the records
+         * say why, and the steps go on. */
+        E.fail_unpack = -1;
+        E.fail_pack = -2;
+        size_t r0 = lbomp_mpi_lb_count(E.m);
+        run_steps(4, 36, n);
+        E.fail_pack = -1;
+        check_directory(n);
+        check_results(n, 40, work_hot_quarter);
+        uint32_t balanced = 0, fails = 0, moved = 0;
+        for (size_t i = r0; i < lbomp_mpi_lb_count(E.m); i++) {
+                lbomp_mpi_lb_stats_t r;
+                ASSERT_EQ(lbomp_mpi_lb_get(E.m, i, &r, sizeof r), 0);
+                balanced += (uint32_t)r.balanced;
+                fails += r.pack_failures;
+                moved += r.migrations;
+                if (r.pack_failures)
+                        ASSERT_EQ(r.error, -EIO);
+        }
+        ASSERT_GT(balanced, 0);
+        ASSERT_GT(fails, 0);
+        ASSERT_EQ(moved, 0);
+        teardown();
+}
+
+/* The rank level's plan, over MPI, against the virtual run of the whole snapshot. */
+static void case_plan(void)
+{
+        struct lbomp__xport x = {.rank = rank, .size = nranks};
+        MPI_Comm_dup(MPI_COMM_WORLD, &x.comm);
+        long n = 600;
+        uint32_t cnt = 0;
+        lbomp_gid_t gid[600];
+        double cost[600];
+        uint64_t bytes[600];
+        uint32_t lk_off[601];
+        lbomp_gid_t lk_gid[1800];
+        double lk_bytes[1800];
+        int32_t owner[600], dest[600];
+        uint32_t l = 0;
+        /* Uneven blocks, costs rising along the ring, a ring of links (k = 1), plus a chord. */
+        for (long g = 0; g < n; g++) {
+                long r = (g * g / n) * nranks / n;
+                owner[g] = (int32_t)r;
+                if (r != rank)
+                        continue;
+                gid[cnt] = (lbomp_gid_t)g;
+                cost[cnt] = 1e-4 * (1.0 + (double)((g * 7919) % 13)) * (1.0 + 3.0 * g / n);
+                bytes[cnt] = 100;
+                lk_off[cnt] = l;
+                lk_gid[l] = (lbomp_gid_t)((g + 1) % n);
+                lk_bytes[l++] = 64;
+                lk_gid[l] = (lbomp_gid_t)((g + n - 1) % n);
+                lk_bytes[l++] = 64;
+                if (g % 50 == 0) {
+                        lk_gid[l] = (lbomp_gid_t)((g + n / 2) % n);
+                        lk_bytes[l++] = 8;
+                } else if ((g + n / 2) % 50 == 0) {
+                        lk_gid[l] = (lbomp_gid_t)((g + n / 2) % n);
+                        lk_bytes[l++] = 8;
+                }
+                cnt++;
+        }
+        lk_off[cnt] = l;
+        struct lbomp__rtasks own = {.n = cnt,
+                                    .gid = gid,
+                                    .cost = cost,
+                                    .bytes = bytes,
+                                    .lk_off = lk_off,
+                                    .lk_gid = lk_gid,
+                                    .lk_bytes = lk_bytes,
+                                    .bg = 1e-3 * rank};
+        struct lbomp__params prm = lbomp__params_default();
+        const char *names[] = {"packdrop", "distributed", "refine", "greedy"};
+        for (int pi = 0; pi < 4; pi++) {
+                const struct lbomp__policy *p = lbomp__policy_find(names[pi]);
+                ASSERT(p);
+                struct lbomp__rplan_in in = {.policy = p,
+                                             .own = &own,
+                                             .owner = owner,
+                                             .ngid = (uint32_t)n,
+                                             .seed = 12345,
+                                             .lb_step = 3,
+                                             .params = &prm};
+                struct lbomp__pstats st;
+                ASSERT_EQ(lbomp__rank_plan(&x, &in, dest, &st), 0);
+                struct lbomp__rglobal *gl = NULL;
+                ASSERT_EQ(lbomp__rank_gather(&x, &in, &gl), 0);
+                /* every rank's (gid, dest) to rank 0 */
+                int32_t pairs[1200];
+                for (uint32_t i = 0; i < cnt; i++) {
+                        pairs[2 * i] = (int32_t)gid[i];
+                        pairs[2 * i + 1] = dest[i];
+                }
+                int c2 = 2 * (int)cnt, *cs = NULL, *ds = NULL;
+                int32_t *all = NULL;
+                if (rank == 0) {
+                        cs = malloc((size_t)nranks * sizeof *cs);
+                        ds = malloc((size_t)nranks * sizeof *ds);
+                        all = malloc(2 * (size_t)n * sizeof *all);
+                }
+                MPI_Gather(&c2, 1, MPI_INT, cs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (rank == 0)
+                        for (int r = 0, d = 0; r < nranks; d += cs[r], r++)
+                                ds[r] = d;
+                MPI_Gatherv(pairs, c2, MPI_INT32_T, all, cs, ds, MPI_INT32_T, 0, MPI_COMM_WORLD);
+                if (rank == 0) {
+                        ASSERT(gl);
+                        const struct lbomp__snap *s = gl->s;
+                        ASSERT_EQ(s->ntasks, n);
+                        uint32_t *plan = malloc(s->ntasks * sizeof *plan);
+                        struct lbomp__pstats vst;
+                        ASSERT_EQ(lbomp__policy_run_offline(p, s, plan, &vst), 0);
+                        int32_t want[600];
+                        for (uint32_t k = 0; k < s->ntasks; k++)
+                                want[s->id[k]] = (int32_t)plan[k];
+                        long moved = 0;
+                        for (long q = 0; q < n; q++) {
+                                lbomp_gid_t g = (lbomp_gid_t)all[2 * q];
+                                if (all[2 * q + 1] != want[g])
+                                        FAIL("%s: task %u goes to rank %d over MPI, to %d in the "
+                                             "virtual run",
+                                             p->name, g, all[2 * q + 1], want[g]);
+                                moved += all[2 * q + 1] != owner[g];
+                        }
+                        if (p->kind == LBOMP__DECENTRAL) {
+                                ASSERT_EQ(st.messages, vst.messages);
+                                ASSERT_EQ(st.rounds, vst.rounds);
+                        }
+                        printf("%s: %ld of %ld tasks change rank, %llu messages, %u rounds: "
+                               "the same plan as the virtual run\n",
+                               p->name, moved, n, (unsigned long long)st.messages, st.rounds);
+                        ASSERT_GT(moved, 0);
+                        free(plan);
+                }
+                free(cs);
+                free(ds);
+                free(all);
+                lbomp__rank_global_free(gl);
+        }
+        MPI_Comm_free(&x.comm);
+        lbomp__xp_free(&x);
+}
+
+static void expect_all(int got, int want, const char *what)
+{
+        int lo = got, hi = got;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (lo != want || hi != want)
+                FAIL("%s: rank %d got %d; every rank should get %d", what, rank, got, want);
+}
+
+static void case_misuse(void)
+{
+        lbomp_t *lb;
+        lbomp_mpi_t *m = (lbomp_mpi_t *)&m;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        lbomp_mpi_pup_t bad = pup;
+        bad.unpack = NULL;
+        expect_all(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &bad, &m), -EINVAL, "no unpack");
+        ASSERT(m == NULL);
+        ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "size, pack and unpack");
+        /* One rank with another period: refused everywhere. */
+        ASSERT_EQ(lbomp_set_period(lb, rank == nranks - 1 ? 7 : 5), 0);
+        expect_all(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &pup, &m), -EINVAL, "periods differ");
+        ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "LBOMP_PERIOD");
+        ASSERT_EQ(lbomp_set_period(lb, 5), 0);
+        setenv("LBOMP_MPI_PERIOD", "sometimes", 1);
+        expect_all(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &pup, &m), -EINVAL, "LBOMP_MPI_PERIOD");
+        ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "LBOMP_MPI_PERIOD 'sometimes' is not valid");
+        unsetenv("LBOMP_MPI_PERIOD");
+        setenv("LBOMP_MPI_POLICY", "gredy", 1);
+        expect_all(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &pup, &m), -ENOENT, "LBOMP_MPI_POLICY");
+        ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "'gredy' is not a policy; valid: none");
+        unsetenv("LBOMP_MPI_POLICY");
+        ASSERT_EQ(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &pup, &m), 0);
+        ASSERT_EQ(lbomp_mpi_set_policy(m, "nope"), -ENOENT);
+        ASSERT_EQ(lbomp_mpi_set_period(m, -1), -EINVAL);
+        ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "lbomp_mpi_set_period");
+        ASSERT_EQ(lbomp_mpi_set_policy(m, "refine"), 0);
+        ASSERT_EQ(strcmp(lbomp_mpi_get_policy(m), "refine"), 0);
+        ASSERT_EQ(lbomp_mpi_task_add(m, 1, NULL, 8, NULL), -EINVAL);
+        ASSERT_EQ(lbomp_mpi_task_add(m, LBOMP_GID_MAX + 1u, &lb, 8, NULL), -EINVAL);
+        struct ttask *mine = task_new((lbomp_gid_t)(10 + rank), 10, 3);
+        ASSERT_EQ(lbomp_mpi_task_add(m, mine->gid, mine, 8, NULL), 0);
+        ASSERT_EQ(lbomp_mpi_task_add(m, mine->gid, mine, 8, NULL), -EEXIST);
+        ASSERT_EQ(lbomp_mpi_link(m, 3, 3, 8), -EINVAL);
+        ASSERT_EQ(lbomp_mpi_task_remove(m, 99), -ENOENT);
+        /* Task 5 on the first two ranks: the commit says so on every rank, rank 1 drops it. */
+        struct ttask *dup = task_new(5, 10, 0);
+        if (rank < 2)
+                ASSERT_EQ(lbomp_mpi_task_add(m, 5, dup, 8, NULL), 0);
+        expect_all(lbomp_mpi_commit(m), -EEXIST, "one gid on two ranks");
+        if (rank == 0)
+                ASSERT_STR_CONTAINS(lbomp_mpi_last_error(),
+                                    "task 5 was added on rank 0 and on rank 1");
+        ASSERT_EQ(lbomp_mpi_task_rank(m, 5), 0);
+        ASSERT((lbomp_mpi_task_data(m, 5) != NULL) == (rank == 0));
+        /* A move of a task the rank does not have: refused everywhere, nothing moves. */
+        lbomp_gid_t g = rank == 0 ? 11 : mine->gid;
+        int to = (rank + 1) % nranks;
+        uint32_t failed;
+        expect_all(lbomp_mpi_move(m, 1, &g, &to, &failed), -EINVAL, "move of a foreign task");
+        ASSERT_EQ(lbomp_mpi_task_rank(m, mine->gid), rank);
+        int far = nranks;
+        g = mine->gid;
+        expect_all(lbomp_mpi_move(m, 1, &g, &far, &failed), -EINVAL, "move to a rank too far");
+        ASSERT_EQ(lbomp_mpi_task_rank(m, 4000), -ENOENT);
+        lbomp_id_t nolid = 12345;
+        lbomp_gid_t out;
+        ASSERT_EQ(lbomp_mpi_task_gid(m, nolid, &out), -ENOENT);
+        ASSERT_EQ(lbomp_mpi_lb_get(m, 0, &(lbomp_mpi_lb_stats_t){0}, 8), -ENOENT);
+        ASSERT_EQ(lbomp_mpi_lb_get(m, 0, NULL, 8), -EINVAL);
+        lbomp_mpi_detach(m);
+        lbomp_destroy(lb);
+        if (rank != 1)
+                task_free(dup);
+        task_free(mine);
+        lbomp_mpi_detach(NULL);
+}
+
+int main(int argc, char **argv)
+{
+        const char *c = argc > 1 ? argv[1] : "";
+        int provided;
+        if (strcmp(c, "single") == 0)
+                MPI_Init(&argc, &argv);
+        else
+                MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+        if (strcmp(c, "balance") == 0)
+                case_balance();
+        else if (strcmp(c, "roundtrip") == 0)
+                case_roundtrip();
+        else if (strcmp(c, "empty") == 0)
+                case_empty();
+        else if (strcmp(c, "packfail") == 0)
+                case_packfail();
+        else if (strcmp(c, "plan") == 0)
+                case_plan();
+        else if (strcmp(c, "misuse") == 0)
+                case_misuse();
+        else if (strcmp(c, "single") == 0) {
+                MPI_Query_thread(&provided);
+                if (provided >= MPI_THREAD_FUNNELED) {
+                        MPI_Finalize();
+                        SKIP("MPI_Init gave thread level %d here: nothing to refuse", provided);
+                }
+                lbomp_t *lb;
+                lbomp_mpi_t *m;
+                ASSERT_EQ(lbomp_create(&lb), 0);
+                expect_all(lbomp_mpi_attach(lb, MPI_COMM_WORLD, &pup, &m), -EINVAL,
+                           "MPI_THREAD_SINGLE");
+                ASSERT_STR_CONTAINS(lbomp_mpi_last_error(), "MPI_THREAD_FUNNELED");
+                lbomp_destroy(lb);
+        } else {
+                if (rank == 0)
+                        fprintf(stderr, "test_mpi: unknown case '%s'\n", c);
+                MPI_Finalize();
+                return 2;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+                printf("%s: ok on %d ranks\n", c, nranks);
+        MPI_Finalize();
+        return 0;
+}

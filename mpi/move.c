@@ -256,7 +256,8 @@ int lbomp__mpi_move(struct lbomp_mpi *m, uint32_t n, const uint32_t *ids, const 
         if (rc < 0 && !fatal)
                 fatal = rc;
         /* In gid order, so that local ids do not depend on the order messages arrived in. */
-        qsort(in.a, in.n, sizeof *in.a, by_arrival_gid);
+        if (in.n)
+                qsort(in.a, in.n, sizeof *in.a, by_arrival_gid);
         lbomp_gid_t *got = malloc((in.n ? in.n : 1) * sizeof *got);
         uint32_t ngot = 0;
         if (!got)

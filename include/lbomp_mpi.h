@@ -67,8 +67,8 @@ typedef struct lbomp_mpi_pup {
         /** On the receiving rank: rebuilds the task from buf[0 .. len) and returns its new user
          * pointer, or NULL on failure (the task then stays on the sending rank). */
         void *(*unpack)(lbomp_gid_t gid, const void *buf, size_t len, void *arg);
-        /** On the sending rank, once the receiver rebuilt the task: the old copy may be freed. May
-         * be NULL. */
+        /** On the sending rank, once the receiver rebuilt the task: the old copy may be freed
+         * (also for a duplicate dropped by lbomp_mpi_commit). May be NULL. */
         void (*release)(void *data, lbomp_gid_t gid, void *arg);
         void *arg;
 } lbomp_mpi_pup_t;
@@ -132,8 +132,9 @@ int lbomp_mpi_link(lbomp_mpi_t *m, lbomp_gid_t a, lbomp_gid_t b, size_t bytes);
  */
 
 /** Collective: announces the tasks added and removed since the last commit, so that every rank's
- * directory knows them. -EEXIST when a gid is on two ranks (the higher rank drops its copy; every
- * rank returns it), -ENOMEM. */
+ * directory knows them. -EEXIST when a gid was added on two ranks: the higher rank drops its copy
+ * (removes it from its runtime and calls release on its data) and every rank returns -EEXIST;
+ * -ENOMEM. */
 int lbomp_mpi_commit(lbomp_mpi_t *m);
 
 /**

@@ -415,8 +415,11 @@ int lbomp_mpi_commit(lbomp_mpi_t *m)
                                 }
                                 if (r == x->rank && m->local_of[g] != NOLOCAL) {
                                         uint32_t id = m->local_of[g];
+                                        void *data = m->t[id].data;
                                         lbomp__mpi_forget(m, id);
                                         lbomp_task_remove(m->lb, id);
+                                        if (m->pup.release)
+                                                m->pup.release(data, g, m->pup.arg);
                                 }
                         }
                 m->nadded = m->nremoved = 0;

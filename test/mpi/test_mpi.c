@@ -636,7 +636,9 @@ static void case_misuse(void)
         struct ttask *dup = task_new(5, 10, 0);
         if (rank < 2)
                 ASSERT_EQ(lbomp_mpi_task_add(m, 5, dup, 8, NULL), 0);
+        long released = E.released;
         expect_all(lbomp_mpi_commit(m), -EEXIST, "one gid on two ranks");
+        ASSERT_EQ(E.released - released, rank == 1);
         if (rank == 0)
                 ASSERT_STR_CONTAINS(lbomp_mpi_last_error(),
                                     "task 5 was added on rank 0 and on rank 1");
@@ -660,7 +662,7 @@ static void case_misuse(void)
         lbomp_mpi_detach(m);
         lbomp_destroy(lb);
         if (rank != 1)
-                task_free(dup);
+                task_free(dup); /* rank 1's was released by the commit that dropped it */
         task_free(mine);
         lbomp_mpi_detach(NULL);
 }

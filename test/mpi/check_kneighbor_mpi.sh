@@ -35,7 +35,10 @@ balancing = np > 1 and d["rank_policy"] != "none"
 if balancing:
     if not d["imbalance_first"] >= 1.3: bad.append(f"imbalance_first {d['imbalance_first']} < 1.3")
     if not d["rank_migrations"] > 0: bad.append("no task changed rank")
-    if not d["imbalance_predicted"] <= 1.10: bad.append(f"predicted λ {d['imbalance_predicted']} > 1.10")
+    # packdrop and refine end within the tolerance (1.05) up to a task; distributed (Grapevine)
+    # promises less: it must improve.
+    bound = 1.10 if d["rank_policy"] in ("packdrop", "refine") else d["imbalance_first"]
+    if not d["imbalance_predicted"] <= bound: bad.append(f"predicted λ {d['imbalance_predicted']} > {bound}")
     if not d["mpi_messages"] >= d["rank_migrations"]: bad.append("fewer MPI messages than moves")
 print(("FAIL" if bad else "ok") + f" -np {np} {extra}: checksum {d['checksum']}, λ ranks "
       f"{d['imbalance_first']} -> {d['imbalance_last']} (predicted {d.get('imbalance_predicted')}), "

@@ -661,7 +661,8 @@ static int rank_level(struct lbomp_mpi *m)
         rec.reduce_s = t0 - tr;
         uint64_t check = m->checks++;
         const struct lbomp__params *prm = lbomp__rt_params(m->lb);
-        bool due = !rec.stale && P > 1 &&
+        /* Policy none: the loads are reduced and recorded, nothing is planned. */
+        bool due = !rec.stale && P > 1 && strcmp(m->policy->name, "none") != 0 &&
                    (m->period == 0 ? rec.imbalance > 1 + prm->tolerance
                                    : (check + 1) % (uint64_t)m->period == 0);
         double decision = 0, migrate = 0;

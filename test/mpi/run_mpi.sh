@@ -11,12 +11,13 @@ if [ -z "$mpirun" ] || [ "$prog" = missing ]; then
        "scripts/packages.txt lists them), so liblbomp-mpi was not built"
   exit 77
 fi
-# Open MPI refuses root unless told; CI runs as root. --bind-to none: with more ranks than cores
-# Open MPI would refuse to bind, and each rank's team binds within what it gets anyway.
+# Open MPI refuses root unless told; CI runs as root. --bind-to none unless MPI_BIND says otherwise:
+# with more ranks than cores Open MPI would refuse to bind, and each rank's team binds within what
+# it gets anyway (the binding case runs with MPI_BIND=core).
 # The sanitizers' settings of the ASan build reach every rank.
 fwd=()
 for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
   [ -n "${!v:-}" ] && fwd+=(-x "$v")
 done
-exec "$mpirun" --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
+exec "$mpirun" --allow-run-as-root --oversubscribe --bind-to "${MPI_BIND:-none}" -np "$np" \
   -x OMP_NUM_THREADS="$threads" -x LBOMP_STEP_TIMEOUT=60 "${fwd[@]}" "$prog" "$@"

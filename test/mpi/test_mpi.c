@@ -13,14 +13,18 @@
  *                snapshot (packdrop, distributed), and a centralized plan is rank 0's
  *   misuse       every misuse ends in the documented error, on every rank
  *   single       MPI initialized without thread support is refused
+ *   binding      (mpirun --bind-to core) every rank's runtime sees the cores mpirun gave it, and
+ *                its threads run within them
  * A failed check exits 1 on that rank, which makes mpirun fail the job.
  */
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "lbomp_mpi.h"
@@ -587,6 +591,57 @@ static void case_plan(void)
         lbomp__xp_free(&x);
 }
 
+/* Each task checks the CPUs its thread may run on against the rank's set. */
+static cpu_set_t rank_cpus;
+static int outside; /* tasks that ran on a thread allowed outside the rank's set */
+
+static void run_where(void *data, lbomp_id_t id, void *arg)
+{
+        cpu_set_t mine, both;
+        run_task(data, id, arg);
+        if (sched_getaffinity(0, sizeof mine, &mine) == 0) {
+                CPU_AND(&both, &mine, &rank_cpus);
+                if (!CPU_EQUAL(&both, &mine))
+                        __atomic_fetch_add(&outside, 1, __ATOMIC_RELAXED);
+        }
+}
+
+static void case_binding(void)
+{
+        ASSERT_EQ(sched_getaffinity(0, sizeof rank_cpus, &rank_cpus), 0);
+        int ncpu = CPU_COUNT(&rank_cpus);
+        setup(64, place_block, work_hot_quarter, 5);
+        int nodes = 0, cores = 0;
+        lbomp_topology(E.lb, &nodes, &cores);
+        if (cores != ncpu)
+                FAIL("rank %d may use %d CPUs but its runtime sees %d cores", rank, ncpu, cores);
+        for (long s = 0; s < 10; s++) {
+                E.step = s;
+                ASSERT_EQ(lbomp_mpi_step(E.m, run_where, &E), 0);
+        }
+        if (outside)
+                FAIL("rank %d: %d tasks ran on threads bound outside its CPUs", rank, outside);
+        /* mpirun --bind-to core: the ranks have CPUs of their own. */
+        int first = -1;
+        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+                if (CPU_ISSET(c, &rank_cpus))
+                        first = c;
+        int *all = malloc((size_t)nranks * sizeof *all);
+        ASSERT(all);
+        MPI_Allgather(&first, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (nranks <= ncores)
+                for (int r = 0; r < nranks; r++)
+                        if (r != rank && all[r] == first)
+                                FAIL("ranks %d and %d share CPU %d: was mpirun told --bind-to "
+                                     "core?",
+                                     rank, r, first);
+        printf("rank %d: %d CPU(s) from %d, %d threads, all within\n", rank, ncpu, first,
+               lbomp_get_workers(E.lb));
+        free(all);
+        teardown();
+}
+
 static void expect_all(int got, int want, const char *what)
 {
         int lo = got, hi = got;
@@ -689,6 +744,8 @@ int main(int argc, char **argv)
                 case_plan();
         else if (strcmp(c, "misuse") == 0)
                 case_misuse();
+        else if (strcmp(c, "binding") == 0)
+                case_binding();
         else if (strcmp(c, "single") == 0) {
                 MPI_Query_thread(&provided);
                 if (provided >= MPI_THREAD_FUNNELED) {

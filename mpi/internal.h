@@ -1,7 +1,8 @@
 /*
  * internal.h — what the files of liblbomp-mpi share: the handle, the sparse MPI exchange
- * (xport.c), the rank-level plan (rankplan.c), moving tasks between ranks (move.c), and the one
- * reader of the runtime's measured costs (rtcost.c). Public entry points are in lbomp_mpi.c.
+ * (xport.c), the rank-level plan (rankplan.c), moving tasks between ranks (move.c), the rank level
+ * of each LB step (ranklevel.c), errors (error.c) and the one reader of the runtime's measured
+ * costs (rtcost.c). The public entry points are in lbomp_mpi.c, directory.c and ranklevel.c.
  */
 #ifndef LBOMP_MPI_INTERNAL_H
 #define LBOMP_MPI_INTERNAL_H
@@ -164,7 +165,13 @@ int lbomp__mpi_gid_room(struct lbomp_mpi *m, lbomp_gid_t gid);
 /* Local: appends a link half to local task id (repeated pairs add up). 0 or -ENOMEM. */
 int lbomp__mpi_add_link(struct lbomp_mpi *m, lbomp_id_t id, lbomp_gid_t other, double bytes);
 
-/* Errors: the calling thread's last message, and printing it with the rank. */
+/* ranklevel.c: after the runtime's LB step (collective): reduce, and balance when due. 0 or the
+ * same negative errno on every rank. init/fini around the life of every handle. */
+int lbomp__rank_level(struct lbomp_mpi *m);
+void lbomp__rank_level_init(void);
+void lbomp__rank_level_fini(void);
+
+/* error.c: the calling thread's last message, also on stderr with print. */
 void lbomp__mpi_error(const struct lbomp_mpi *m, bool print, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 

@@ -88,8 +88,8 @@ typedef struct lbomp_mpi_pup {
  */
 int lbomp_mpi_attach(lbomp_t *lb, MPI_Comm comm, const lbomp_mpi_pup_t *pup, lbomp_mpi_t **out);
 
-/** Collective: frees the handle (not the runtime, nor the tasks' data). Accepts NULL (then it is
- * not collective). */
+/** Collective, before MPI_Finalize: frees the handle (not the runtime, nor the tasks' data).
+ * Accepts NULL (then it is not collective). */
 void lbomp_mpi_detach(lbomp_mpi_t *m);
 
 /** Same as LBOMP_MPI_POLICY: the rank-level policy. Must be the same on every rank. -ENOENT if
@@ -103,8 +103,9 @@ const char *lbomp_mpi_get_policy(const lbomp_mpi_t *m);
 int lbomp_mpi_get_period(const lbomp_mpi_t *m);
 
 /* ---------------------------------------------------------------------------------------------
- * Tasks. Local calls, not allowed while a step of the runtime runs; ranks learn of additions and
- * removals at the next collective call (lbomp_mpi_commit, or the first lbomp_mpi_step/sync).
+ * Tasks. Local calls, not allowed while a step of the runtime runs. The other ranks learn of
+ * additions and removals at the next lbomp_mpi_commit (also made by the first lbomp_mpi_step or
+ * sync, by lbomp_mpi_move, and by the rank level after every LB step).
  */
 
 /**
@@ -122,8 +123,9 @@ int lbomp_mpi_task_remove(lbomp_mpi_t *m, lbomp_gid_t gid);
 
 /**
  * Tasks a and b exchange `bytes` per step. Each rank keeps the halves of the links of its own
- * tasks and ignores the rest, so a program may declare every link on every rank, or on the ranks
- * holding either end. Links move with their tasks. Returns 0, -EINVAL (a == b), -ENOMEM.
+ * tasks and ignores the rest: declare a link on the ranks of both its ends (declaring every link
+ * on every rank does that; a link declared where only one end lives is known to that end only).
+ * Links move with their tasks. Returns 0, -EINVAL (a == b), -ENOMEM.
  */
 int lbomp_mpi_link(lbomp_mpi_t *m, lbomp_gid_t a, lbomp_gid_t b, size_t bytes);
 

@@ -7,8 +7,13 @@ np=$1 threads=$2 prog=$3
 shift 3
 mpirun=$(command -v mpirun || true)
 if [ -z "$mpirun" ] || [ "$prog" = missing ]; then
-  echo "skipped: MPI is not installed (Debian: apt-get install openmpi-bin libopenmpi-dev;" \
-       "scripts/packages.txt lists them), so liblbomp-mpi was not built"
+  if [ -z "$mpirun" ]; then
+    echo "skipped: MPI is not installed: no mpirun (Debian: apt-get install openmpi-bin" \
+         "libopenmpi-dev; scripts/packages.txt lists them)"
+  else
+    echo "skipped: liblbomp-mpi was not built: meson found no MPI when this build was" \
+         "configured (or -Dmpi=disabled); after installing libopenmpi-dev: meson setup --reconfigure"
+  fi
   exit 77
 fi
 # Open MPI refuses root unless told; CI runs as root. --bind-to none unless MPI_BIND says otherwise:

@@ -212,7 +212,8 @@ static int plan_decentral(struct lbomp__xport *x, const struct lbomp__rplan_in *
         struct lbomp__snapbuf *sb = lbomp__snapbuf_create();
         struct lbomp__dec *d = lbomp__dec_create((uint32_t)P);
         uint32_t *idx = NULL;
-        int rc = sb && d ? build_local(sb, in, rank, P, &idx) : -ENOMEM;
+        struct lbomp__dec_wsum *sum = calloc((size_t)P, sizeof *sum);
+        int rc = sb && d && sum ? build_local(sb, in, rank, P, &idx) : -ENOMEM;
         const struct lbomp__snap *s = NULL;
         if (rc == 0) {
                 s = lbomp__snap_end(sb, in->seed, in->lb_step, in->params);
@@ -222,7 +223,7 @@ static int plan_decentral(struct lbomp__xport *x, const struct lbomp__rplan_in *
         if ((rc = agree(x, rc)) == 0) {
                 struct dec_run run = {.x = x, .d = d, .self = (uint32_t)rank};
                 struct lbomp__dec_transport t = {.arg = &run, .send = t_send, .close = t_close};
-                rc = lbomp__dec_run_remote(d, (uint32_t)rank, &t);
+                rc = lbomp__dec_run_remote(d, (uint32_t)rank, &t, sum);
                 lbomp__dec_stats(d, st);
                 reduce_pstats(x, st);
                 if (rc == 0) {
@@ -232,6 +233,7 @@ static int plan_decentral(struct lbomp__xport *x, const struct lbomp__rplan_in *
                 }
         }
         free(idx);
+        free(sum);
         lbomp__dec_destroy(d);
         lbomp__snapbuf_destroy(sb);
         return rc;

@@ -639,14 +639,12 @@ static void wsum_put(struct dworker *w, const struct lbomp__dec_wsum *m)
         memcpy(w->red_op, m->red_op, sizeof w->red_op);
 }
 
-int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbomp__dec_transport *t)
+int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbomp__dec_transport *t,
+                          struct lbomp__dec_wsum *sum)
 {
         struct lbomp__dctx *dc = &d->dc;
-        if (!dc->p || !t || !t->send || !t->close || self >= dc->nworkers)
+        if (!dc->p || !t || !t->send || !t->close || !sum || self >= dc->nworkers)
                 return -EINVAL;
-        struct lbomp__dec_wsum *sum = calloc(dc->nworkers, sizeof *sum);
-        if (!sum)
-                return -ENOMEM;
         dc->tp = t;
         dc->local = self;
         while (!dc->finished) {
@@ -663,7 +661,6 @@ int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbom
                 close_round(dc);
         }
         dc->tp = NULL;
-        free(sum);
         return dc->err;
 }
 

@@ -54,7 +54,8 @@ int lbomp__dec_run_threads(struct lbomp__dec *d, uint32_t self, void (*barrier)(
  * workers sent to `self` in that round, and fill sum[0..nworkers) with every worker's summary of
  * the round (sum[self] arrives filled). Every process then closes the round with the same code and
  * the same summaries, so a run gives the plan the virtual run of the whole snapshot would. close
- * returns 0 or a negative errno, which must be the same in every process (it ends the run).
+ * returns 0 or a negative errno, which must be the same in every process (it ends the run). `sum`
+ * is the caller's, nworkers entries: a run allocates nothing that could fail in one process only.
  * Returns what lbomp__dec_run_virtual() returns.
  */
 struct lbomp__dec_wsum {
@@ -72,8 +73,8 @@ struct lbomp__dec_transport {
                     size_t len);
         int (*close)(void *arg, struct lbomp__dec *d, struct lbomp__dec_wsum *sum);
 };
-int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self,
-                          const struct lbomp__dec_transport *t);
+int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbomp__dec_transport *t,
+                          struct lbomp__dec_wsum *sum);
 /* From t->close: a message of this round from worker `from` to the local worker. 0, -EINVAL,
  * -ENOMEM. */
 int lbomp__dec_deliver(struct lbomp__dec *d, uint32_t from, uint32_t seq, uint32_t kind,

@@ -149,9 +149,10 @@ int lbomp_mpi_step(lbomp_mpi_t *m, lbomp_task_fn fn, void *arg);
  * Collective, after every step run in the application's own region (LBOMP_FOR_EACH_TASK): counts
  * the step and, after each LB step of the runtime (every LBOMP_PERIOD steps), reduces the ranks'
  * loads and balances the ranks when due. Every rank must call it after every step. Returns 0,
- * -EEXIST (see commit), -ENOMEM, or the rank-level policy's error (nothing moved; recorded).
- * A task that could not be packed or unpacked is not an error of the call: it stays where it was
- * and the LB record says so.
+ * -EEXIST (see commit) or -ENOMEM, the same on every rank. A rank-level policy that fails is not
+ * an error of the call (as in the runtime's LB step): nothing moves, the record's `error` says
+ * why and rank 0 prints it. Nor is a task that could not be packed or unpacked: it stays where it
+ * was and the record says so.
  */
 int lbomp_mpi_sync(lbomp_mpi_t *m);
 

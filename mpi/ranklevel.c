@@ -269,7 +269,9 @@ int lbomp__rank_level(struct lbomp_mpi *m)
                                          "lbomp-mpi: the rank level after step %llu failed: %s; "
                                          "no task moved",
                                          (unsigned long long)rec.step, lbomp_strerror(brc));
-                rc = rc ? rc : brc;
+                /* As the runtime's LB step: a policy that failed is recorded (and said), not
+                 * returned; running out of memory is. */
+                rc = rc ? rc : brc == -ENOMEM ? brc : 0;
                 own_free(&b);
                 free(dest);
                 /* Global figures of a balancing step: sums of what was sent, the slowest times. */

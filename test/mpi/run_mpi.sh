@@ -24,5 +24,8 @@ fwd=()
 for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
   [ -n "${!v:-}" ] && fwd+=(-x "$v")
 done
+# Single-copy transfers between ranks (CMA) need ptrace rights that containers often withhold;
+# the copy-in/copy-out path works everywhere.
 exec "$mpirun" --allow-run-as-root --oversubscribe --bind-to "${MPI_BIND:-none}" -np "$np" \
+  --mca btl_vader_single_copy_mechanism none \
   -x OMP_NUM_THREADS="$threads" -x LBOMP_STEP_TIMEOUT=60 "${fwd[@]}" "$prog" "$@"

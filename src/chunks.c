@@ -92,9 +92,16 @@ int lbomp__chunks_cut(const struct lbomp__seg *p, uint32_t np, double target,
         uint32_t *owner = NULL, n = 0, cap = 0;
         int rc = 0;
         for (uint32_t i = 0, j; i < np && rc == 0; i = j) {
-                /* One run of pieces with the same owner, cut at equal shares of its cost. */
+                /* One run of pieces with the same owner, cut at equal shares of its cost. A piece
+                 * that costs a chunk or more is a run of its own: spreading its cost over its
+                 * indices is a guess, so its cold neighbours must not be cut by that guess (they
+                 * would take its hot part with them); a hot index is thus closed in a little more
+                 * at every cut until it is alone. */
                 double run = 0;
-                for (j = i; j < np && p[j].owner == p[i].owner; j++)
+                bool hot = p[i].cost >= target;
+                for (j = i; j < np && p[j].owner == p[i].owner && (j == i || !hot) &&
+                            (j == i || p[j].cost < target);
+                     j++)
                         run += p[j].cost > 0 ? p[j].cost : 0;
                 int64_t lo = p[i].lo, hi = p[j - 1].hi;
                 double len = (double)span(lo, hi);
@@ -227,7 +234,9 @@ static double learn(struct lbomp *lb, struct lbomp__chunks *ch)
         if (!(total > 0))
                 return 0;
         ch->nseg = ch->n;
-        ch->lb_task_s = ch->n ? (r->pub.decision_s + r->pub.apply_s) / ch->n : 0;
+        /* The LB step's time per chunk, smoothed: one slow decision is not the rule. */
+        double lbt = ch->n ? (r->pub.decision_s + r->pub.apply_s) / ch->n : 0;
+        ch->lb_task_s = ch->lb_task_s > 0 ? 0.5 * (ch->lb_task_s + lbt) : lbt;
         return total;
 }
 
@@ -238,6 +247,11 @@ static int recut(struct lbomp *lb, struct lbomp__chunks *ch, double total)
 {
         double target = lbomp__chunks_target(total, (uint32_t)lb->ws.n, lb->cfg.params.tolerance,
                                              per_chunk_s(lb, ch));
+        /* Measured costs move from window to window: the target only follows a change of 2x,
+         * so that noise does not cut chunks one way and back. */
+        if (ch->target_s > 0 && target > 0.5 * ch->target_s && target < 2 * ch->target_s)
+                target = ch->target_s;
+        ch->target_s = target;
         bool coarse = false;
         for (uint32_t i = 0; i < ch->nseg && !coarse; i++)
                 coarse = span(ch->seg[i].lo, ch->seg[i].hi) > 1 && ch->seg[i].cost > 2 * target;
@@ -250,7 +264,6 @@ static int recut(struct lbomp *lb, struct lbomp__chunks *ch, double total)
                 rc = adopt(lb, ch, c, owner, n, ch->begin, ch->end);
                 if (rc == 0) {
                         ch->recuts++;
-                        ch->target_s = target;
                         c = NULL;
                 }
         }

@@ -54,7 +54,7 @@ struct lbomp__chunks {
         size_t lb_seen;   /* LB steps of the loop's task set already read */
         double lb_task_s; /* the last LB step's decision and apply time per chunk */
         double tick_s;    /* one reading of the task clock */
-        double target_s;  /* the chunk cost aimed at by the last cut from measured costs */
+        double target_s;  /* the chunk cost aimed at since the last LB step (moves by 2x or more) */
         /* This time step's range, to refuse a second, different range under the same name. */
         int64_t ts_begin, ts_end;
         /* What happened to the chunks. */
@@ -86,7 +86,8 @@ double lbomp__chunks_target(double total, uint32_t nworkers, double tolerance, d
 
 /*
  * Cuts the pieces (contiguous, ascending, non-empty) into chunks of about `target` cost each,
- * a piece's cost spread evenly over its indices, never across a change of owner; each chunk gets
+ * a piece's cost spread evenly over its indices, never across a change of owner nor into a piece
+ * that costs `target` or more (it is cut alone); each chunk gets
  * the owner of the pieces it comes from. Returns 0 and new arrays in *c, *owner (free them) with
  * *n chunks, or -ENOMEM.
  */

@@ -64,6 +64,8 @@ double lbomp__chunks_target(double total, uint32_t nworkers, double tolerance, d
 {
         double share = total / (nworkers ? nworkers : 1);
         double t = 0.5 * tolerance * share;
+        if (t > LBOMP__CHUNK_MAX_S)
+                t = LBOMP__CHUNK_MAX_S;
         if (t < 200 * per_chunk_s)
                 t = 200 * per_chunk_s;
         return t < share ? t : share;
@@ -272,6 +274,33 @@ static int recut(struct lbomp *lb, struct lbomp__chunks *ch, double total)
         return rc;
 }
 
+/* Before any LB step: the first run that ran whole gives the chunks, so that the first LB step
+ * already balances chunks of about the target (the even first cut knows nothing of where the cost
+ * is, and its long chunks are timed badly on a loaded machine). A window that measured nothing
+ * leaves them to the LB step. */
+static int first_costs(struct lbomp *lb, struct lbomp__chunks *ch)
+{
+        if (ch->nseg || lb->lbs.n || lb->win.steps == 0 ||
+            lb->win.tasks_version != lb->tasks.version || !(lb->clock.ticks_per_s > 0))
+                return 0;
+        if (ch->n > ch->seg_cap) {
+                if (LBOMP__GROW(ch->seg, ch->n))
+                        return -ENOMEM;
+                ch->seg_cap = ch->n;
+        }
+        double per = 1.0 / ((double)lb->win.steps * lb->clock.ticks_per_s), total = 0;
+        for (uint32_t i = 0; i < ch->n; i++) {
+                double cost = lb->win.ticks[i] * per;
+                ch->seg[i] = (struct lbomp__seg){ch->c[i].lo, ch->c[i].hi, cost > 0 ? cost : 0,
+                                                 lb->tasks.task[i].worker};
+                total += ch->seg[i].cost;
+        }
+        if (!(total > 0))
+                return 0;
+        ch->nseg = ch->n;
+        return recut(lb, ch, total);
+}
+
 /* The pieces of [b, e) as the last measurement saw them: measured segments clipped to the range
  * (their cost in proportion), and around them the mean cost per index, with the nearest
  * segment's worker. */
@@ -426,7 +455,8 @@ int lbomp__chunks_prepare(struct lbomp *lb)
                 double total = learn(lb, ch);
                 if (total > 0)
                         rc = recut(lb, ch, total);
-        }
+        } else if (ch->built)
+                rc = first_costs(lb, ch);
         if (rc == 0 && (!ch->built || b != ch->begin || e != ch->end))
                 rc = follow(lb, ch, b, e);
         return rc;

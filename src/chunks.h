@@ -33,6 +33,10 @@ struct lbomp__seg {
 
 #define LBOMP__CHUNKS_PER_WORKER 16 /* first cut, before anything is measured */
 #define LBOMP__CHUNKS_MAX        (1u << 24)
+/* A chunk is timed on the wall clock: one that lasts as long as a scheduler's time slice holds a
+ * preemption in most steps, and the median over the window can no longer filter it out (a 5 ms
+ * chunk on a loaded machine measured 2-4x its cost). Chunks stay well below a slice. */
+#define LBOMP__CHUNK_MAX_S 100e-6
 
 struct lbomp__chunks {
         char *name; /* for messages */
@@ -80,8 +84,9 @@ void lbomp__chunks_ask(struct lbomp__chunks *ch, uint32_t self, int64_t begin, i
  */
 int lbomp__chunks_prepare(struct lbomp *lb);
 
-/* Seconds per step a chunk should cost: a `tolerance`-fine share of a worker's load, and at least
- * 200 times lbomp's own cost per chunk and step, but no more than a worker's load. */
+/* Seconds per step a chunk should cost: a `tolerance`-fine share of a worker's load but at most
+ * LBOMP__CHUNK_MAX_S, and at least 200 times lbomp's own cost per chunk and step, but no more than
+ * a worker's load. */
 double lbomp__chunks_target(double total, uint32_t nworkers, double tolerance, double per_chunk_s);
 
 /*

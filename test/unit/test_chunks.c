@@ -171,8 +171,12 @@ static void test_random(void)
 
 static void test_target(void)
 {
-        /* 10 ms over 2 workers, tolerance 0.05: 5 ms share, 125 µs chunks */
-        ASSERT(fabs(lbomp__chunks_target(10e-3, 2, 0.05, 20e-9) - 125e-6) < 1e-12);
+        /* 4 ms over 2 workers, tolerance 0.05: 2 ms share, 50 µs chunks */
+        ASSERT(fabs(lbomp__chunks_target(4e-3, 2, 0.05, 20e-9) - 50e-6) < 1e-12);
+        /* 10 ms: 125 µs would be the share's fraction, but chunks stay below a time slice */
+        ASSERT(fabs(lbomp__chunks_target(10e-3, 2, 0.05, 20e-9) - LBOMP__CHUNK_MAX_S) < 1e-12);
+        /* unless lbomp's own cost per chunk asks for longer ones */
+        ASSERT(fabs(lbomp__chunks_target(10e-3, 2, 0.05, 1e-6) - 200e-6) < 1e-12);
         /* a cheap loop: 200 times the per-chunk cost */
         ASSERT(fabs(lbomp__chunks_target(200e-6, 2, 0.05, 20e-9) - 4e-6) < 1e-12);
         /* tinier still: never above one worker's share */

@@ -221,7 +221,10 @@ static void energy_line(const struct lbomp *lb, FILE *out)
 static void header(const struct lbomp *lb, FILE *out)
 {
         char note[256];
-        binding_note(lb, note, sizeof note);
+        /* The threads were bound by whichever task set ran: a program of loops only binds them
+         * through its loops (all on the same cores). */
+        const struct lbomp__loops *r = loops_of(lb);
+        binding_note(!lb->started && r && r->n ? r->all[0]->rt : lb, note, sizeof note);
         fprintf(out, "  policy %s, period %d, seed %llu, steal %s\n", lb->cfg.policy->name,
                 lb->cfg.period, (unsigned long long)lb->cfg.seed,
                 lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
@@ -265,16 +268,9 @@ static void loop_header(const struct lbomp *lb, FILE *out)
                 (unsigned long long)ch->resizes);
 }
 
-int lbomp_report(const lbomp_t *lb, FILE *out)
+/* One line per LB step of a task set, and its totals. */
+static void table(const struct lbomp *lb, FILE *out)
 {
-        if (!lb || !out)
-                return -EINVAL;
-        if (lb->root) {
-                loop_header(lb, out);
-        } else {
-                fprintf(out, "lbomp report\n");
-                header(lb, out);
-        }
         /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
          * after them. */
         fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %s\n",
@@ -322,8 +318,23 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->lbs.n ? lb->lbs.rec[lb->lbs.n - 1].pub.locality_after : NAN,
                 (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
                 (unsigned long long)d.bytes, d.seconds);
-        /* Each LBOMP_FOR loop balances on its own: its LB steps under its name. */
+}
+
+int lbomp_report(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (lb->root) {
+                loop_header(lb, out);
+        } else {
+                fprintf(out, "lbomp report\n");
+                header(lb, out);
+        }
+        /* A runtime that only runs loops has no table of its own: each loop has one. */
         const struct lbomp__loops *r = lb->root ? NULL : loops_of(lb);
+        if (!r || lb->tasks.n || lb->lbs.n)
+                table(lb, out);
+        /* Each LBOMP_FOR loop balances on its own: its LB steps under its name. */
         for (size_t i = 0; r && i < r->n; i++)
                 lbomp_report(r->all[i]->rt, out);
         return 0;

@@ -94,8 +94,8 @@ static void runtime_free(struct lbomp *lb)
 }
 
 /* A task set with n workers that shares root's configuration, topology, clock and time steps.
- * Energy is read by its own counters (the same files), so that its windows have their joules; it
- * writes no trace. */
+ * It opens no energy counters (a program may have many loops; the runtime's counters cover the
+ * whole run, read after the loops' runs too) and writes no trace. */
 static int runtime_new(struct lbomp *root, int n, struct lbomp **out)
 {
         struct lbomp *lb = calloc(1, sizeof *lb);
@@ -109,9 +109,7 @@ static int runtime_new(struct lbomp *root, int n, struct lbomp **out)
         lb->topo = root->topo;
         lb->clock = root->clock;
         lb->omp_binds = root->omp_binds;
-        int rc = lbomp__window_energy_open(&lb->win, root->cfg.powercap_root, false);
-        if (rc == 0)
-                rc = lbomp__lbs_init(&lb->lbs, NULL);
+        int rc = lbomp__lbs_init(&lb->lbs, NULL);
         if (rc == 0)
                 rc = lbomp__workers_resize(&lb->ws, n, &lb->tasks, &lb->topo, lb->cfg.steal);
         if (rc < 0) {
@@ -392,8 +390,12 @@ void lbomp_for_end(lbomp_for_t *f)
                 return;
         f->active = 0;
         lbomp_iter_end(&f->it);
-        if (omp_get_thread_num() == 0)
-                publish(f->loop);
+        if (omp_get_thread_num() == 0) {
+                struct lbomp__loop *l = f->loop;
+                publish(l);
+                /* The runtime's energy totals follow the run, whichever task set runs it. */
+                lbomp__window_energy_tick(&l->rt->root->win);
+        }
 }
 
 /* ---------------------------------------------------------------------------------------------

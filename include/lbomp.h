@@ -353,10 +353,10 @@ int lbomp_step_sum(lbomp_t *lb, lbomp_task_sum_fn fn, void *arg, double *sum);
  * set of its own (its chunks, their costs, their mapping, its LB steps), and one runtime may run
  * any number of them. lbomp groups the indices into persistent, contiguous chunks, times each
  * chunk, and at the loop's barrier, every LBOMP_PERIOD time steps, balances them with the
- * runtime's policy. The first cut is even (16 chunks per thread); after each LB step, chunks are
- * cut again where they are too coarse for the balance or too fine for lbomp's own cost per chunk,
- * each to cost about the same, so a hot index may become a chunk of its own; cuts never cross a
- * change of thread. The range may change between runs: the chunks follow it, costs carried over by
+ * runtime's policy. The first cut is even (16 chunks per thread); the second comes from the first
+ * run's costs, and after each LB step chunks are cut again where they are too coarse for the
+ * balance or too fine for lbomp's own cost per chunk, each to cost about the same (at most 100 us),
+ * so a hot index may become a chunk of its own; cuts never cross a change of thread. The range may change between runs: the chunks follow it, costs carried over by
  * index. The body may use `continue`; a `break` ends the thread's part of the run like a `break`
  * out of LBOMP_FOR_EACH_TASK (the run reports -EINTR). Refused, with an error in lbomp_last_step()
  * and a message, never a hang or an index run twice: LBOMP_FOR outside a parallel region

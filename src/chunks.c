@@ -236,8 +236,10 @@ static double learn(struct lbomp *lb, struct lbomp__chunks *ch)
         if (!(total > 0))
                 return 0;
         ch->nseg = ch->n;
-        /* The LB step's time per chunk, smoothed: one slow decision is not the rule. */
-        double lbt = ch->n ? (r->pub.decision_s + r->pub.apply_s) / ch->n : 0;
+        /* The LB step's time per chunk, smoothed: one slow decision is not the rule. Its fixed
+         * part (snapshot, plan set-up) does not grow with the chunks: below 1024 chunks the time
+         * is spread as if there were 1024, or a few chunks would ask for fewer still. */
+        double lbt = (r->pub.decision_s + r->pub.apply_s) / (ch->n > 1024 ? ch->n : 1024);
         ch->lb_task_s = ch->lb_task_s > 0 ? 0.5 * (ch->lb_task_s + lbt) : lbt;
         return total;
 }

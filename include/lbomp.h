@@ -356,10 +356,11 @@ int lbomp_step_sum(lbomp_t *lb, lbomp_task_sum_fn fn, void *arg, double *sum);
  * runtime's policy. The first cut is even (16 chunks per thread); the second comes from the first
  * run's costs, and after each LB step chunks are cut again where they are too coarse for the
  * balance or too fine for lbomp's own cost per chunk, each to cost about the same (at most 100 us),
- * so a hot index may become a chunk of its own; cuts never cross a change of thread. The range may change between runs: the chunks follow it, costs carried over by
- * index. The body may use `continue`; a `break` ends the thread's part of the run like a `break`
- * out of LBOMP_FOR_EACH_TASK (the run reports -EINTR). Refused, with an error in lbomp_last_step()
- * and a message, never a hang or an index run twice: LBOMP_FOR outside a parallel region
+ * so a hot index may become a chunk of its own; cuts never cross a change of thread. The range may
+ * change between runs: the chunks follow it, costs carried over by index. The body may use
+ * `continue`; a `break` ends the thread's part of the run like a `break` out of LBOMP_FOR_EACH_TASK
+ * (the run reports -EINTR). Refused, with an error in lbomp_last_step() and a message, never a hang
+ * or an index run twice: LBOMP_FOR outside a parallel region
  * (-EPERM); run by only some threads of the team (inside `single`, `master`; -ETIMEDOUT after
  * LBOMP_STEP_TIMEOUT, and that loop refuses its later runs); threads that pass different ranges,
  * or a second run in one time step with another range under the same name (-EINVAL: two loops

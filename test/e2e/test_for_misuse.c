@@ -79,8 +79,7 @@ static void run_ok(lbomp_t *lb, const char *name)
 {
         reset();
 #pragma omp parallel num_threads(2)
-        LBOMP_FOR(lb, name, i, 0, N)
-        {
+        LBOMP_FOR (lb, name, i, 0, N) {
                 body(i);
         }
         if (lbomp_last_step(lb) != 0)
@@ -92,8 +91,7 @@ static void run_ok(lbomp_t *lb, const char *name)
 static void t_outside(void)
 {
         lbomp_t *lb = create();
-        LBOMP_FOR(lb, "x", i, 0, N)
-        {
+        LBOMP_FOR (lb, "x", i, 0, N) {
                 body(i);
         }
         ASSERT_EQ(lbomp_last_step(lb), -EPERM);
@@ -114,15 +112,13 @@ static void t_construct(const char *which)
         if (strcmp(which, "single") == 0) {
 #pragma omp parallel num_threads(2)
 #pragma omp single
-                LBOMP_FOR(lb, "x", i, 0, N)
-                {
+                LBOMP_FOR (lb, "x", i, 0, N) {
                         body(i);
                 }
         } else {
 #pragma omp parallel num_threads(2)
 #pragma omp master
-                LBOMP_FOR(lb, "x", i, 0, N)
-                {
+                LBOMP_FOR (lb, "x", i, 0, N) {
                         body(i);
                 }
         }
@@ -137,8 +133,7 @@ static void t_construct(const char *which)
         /* That loop refuses its later runs at once; another loop runs. */
         t0 = now_s();
 #pragma omp parallel num_threads(2)
-        LBOMP_FOR(lb, "x", i, 0, N)
-        {
+        LBOMP_FOR (lb, "x", i, 0, N) {
                 body(i);
         }
         ASSERT_EQ(lbomp_last_step(lb), -ETIMEDOUT);
@@ -154,8 +149,7 @@ static void t_ranges(void)
         run_ok(lb, "x");
         reset();
 #pragma omp parallel num_threads(2)
-        LBOMP_FOR(lb, "x", i, 0, N - omp_get_thread_num())
-        {
+        LBOMP_FOR (lb, "x", i, 0, N - omp_get_thread_num()) {
                 body(i);
         }
         ASSERT_EQ(lbomp_last_step(lb), -EINVAL);
@@ -181,8 +175,7 @@ static void t_same_name(void)
                         run_ok(lb, "x");
                         reset();
 #pragma omp parallel num_threads(2)
-                        LBOMP_FOR(lb, "x", i, 0, N / 2)
-                        {
+                        LBOMP_FOR (lb, "x", i, 0, N / 2) {
                                 body(i);
                         }
                         int rc = lbomp_last_step(lb);
@@ -206,8 +199,7 @@ static void t_break(void)
         for (int s = 0; s < 20; s++) {
                 reset();
 #pragma omp parallel num_threads(2)
-                LBOMP_FOR(lb, "x", i, 0, N)
-                {
+                LBOMP_FOR (lb, "x", i, 0, N) {
                         if (i == 100)
                                 break;
                         body(i);
@@ -228,8 +220,7 @@ static void t_name(void)
         lbomp_t *lb = create();
         for (int k = 0; k < 2; k++) {
 #pragma omp parallel num_threads(2)
-                LBOMP_FOR(lb, k ? "" : NULL, i, 0, N)
-                {
+                LBOMP_FOR (lb, k ? "" : NULL, i, 0, N) {
                         body(i);
                 }
                 ASSERT_EQ(lbomp_last_step(lb), -EINVAL);
@@ -254,8 +245,7 @@ static void t_nested(void)
                 {
                         int outer = omp_get_thread_num();
 #pragma omp parallel num_threads(2)
-                        LBOMP_FOR(lb, "x", i, 0, N)
-                        {
+                        LBOMP_FOR (lb, "x", i, 0, N) {
                                 atomic_fetch_add(&team_runs[outer][i], 1);
                                 double t0 = now_s(); /* long enough for the teams to overlap */
                                 while (now_s() - t0 < 20e-6)
@@ -290,8 +280,7 @@ static void t_handle(void)
         ASSERT_EQ(lbomp_task_add(h, &x, 4, LBOMP_NODE_ANY, NULL), -EPERM);
         reset();
 #pragma omp parallel num_threads(2)
-        LBOMP_FOR(h, "x", i, 0, N)
-        {
+        LBOMP_FOR (h, "x", i, 0, N) {
                 body(i);
         }
         ASSERT_EQ(lbomp_last_step(lb), -EPERM);

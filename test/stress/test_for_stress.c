@@ -172,8 +172,7 @@ static void run_case(const struct kase *k)
                         pick_range(&rng, mode[l], s, &lo, &hi);
                         if (!iterator) {
 #pragma omp parallel num_threads(team)
-                                LBOMP_FOR(lb, loop_names[l], i, lo, hi)
-                                {
+                                LBOMP_FOR (lb, loop_names[l], i, lo, hi) {
                                         body(l, i, s);
                                 }
                         } else {

@@ -72,6 +72,10 @@ static void prepare(void *arg)
                 for (int i = 0; i < lb->ws.n && rc == 0; i++)
                         lb->ws.w[i].steps = lb->steps;
         }
+        /* The program's time step; for an LBOMP_FOR loop, its range and chunks (chunks.h). */
+        int loop_rc = rc == 0 ? lbomp__chunks_prepare(lb) : 0;
+        if (loop_rc < 0)
+                rc = loop_rc;
         if (rc == 0)
                 rc = lbomp__window_reserve(&lb->win, lb->tasks.n);
         if (rc == 0 && lb->tasks.dirty)
@@ -85,10 +89,13 @@ static void prepare(void *arg)
         lb->prepare_rc = rc;
         if (rc < 0) {
                 /* Nothing runs and nobody will leave the step: end it here, loudly. */
-                step_result(lb, rc, true,
-                            "lbomp: step %llu could not start: %s while preparing the workers' "
-                            "tasks; no task ran in it",
-                            (unsigned long long)lb->steps, lbomp_strerror(rc));
+                if (loop_rc == -EINVAL)
+                        step_result(lb, rc, true, "%s", lbomp_last_error());
+                else
+                        step_result(lb, rc, true,
+                                    "lbomp: step %llu could not start: %s while preparing the "
+                                    "workers' tasks; no task ran in it",
+                                    (unsigned long long)lb->steps, lbomp_strerror(rc));
                 lbomp__team_abort(&lb->team);
                 return;
         }
@@ -134,7 +141,8 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                                 &lb->team, -ETIMEDOUT,
                                 "lbomp: only %u of the %u threads of the team reached the start of "
                                 "step %llu within %g s (LBOMP_STEP_TIMEOUT): every thread of the "
-                                "team must run LBOMP_FOR_EACH_TASK, so it cannot be inside "
+                                "team must run the loop (LBOMP_FOR_EACH_TASK, LBOMP_FOR), so it "
+                                "cannot be inside "
                                 "`#pragma omp single`, `master` or `masked`, or in a branch some "
                                 "threads skip. No task of the step ran, and the runtime refuses "
                                 "every later step",
@@ -239,7 +247,9 @@ static void step_done(void *arg)
         lb->steps++;
         if (lb->step_clean)
                 lb->win.steps++;
-        lb->lb_due = lb->step_clean && lb->win.steps >= (uint64_t)lb->cfg.period;
+        /* Every LBOMP_PERIOD time steps of the program, not runs of this task set (tsteps.h). */
+        lb->lb_due = lb->step_clean &&
+                     lbomp__tsteps_due(lb->ts, &lb->tset, lb->win.steps, lb->cfg.period);
         lbomp__window_energy_tick(&lb->win);
 }
 

@@ -362,6 +362,119 @@ static inline void *lbomp_iter_next_fast(lbomp_iter_t *it)
              lbomp_iter_end(&lbomp_it_))                                                           \
                 for (type var; (var = (type)lbomp_iter_next_fast(&lbomp_it_)) != NULL;)
 
+/** Inside the body of LBOMP_FOR_EACH_TASK: the id (lbomp_id_t) of the task being run. */
+#define LBOMP_TASK_ID (lbomp_it_.id)
+
+/**
+ * Reduction in the callback form: a step like lbomp_step() whose task function returns a number;
+ * *sum receives the sum of what every task returned (added per thread in its task order, then over
+ * threads in thread order: the same sum for the same mapping). Returns what lbomp_step() returns,
+ * also -EINVAL for a NULL sum (then nothing runs); *sum is 0 when no task ran.
+ */
+typedef double (*lbomp_task_sum_fn)(void *data, lbomp_id_t id, void *arg);
+int lbomp_step_sum(lbomp_t *lb, lbomp_task_sum_fn fn, void *arg, double *sum);
+
+/* ---------------------------------------------------------------------------------------------
+ * Index loops and time steps
+ *
+ *     #pragma omp parallel reduction(+:epot)
+ *     LBOMP_FOR(lb, "force", i, 0, ncells) {
+ *             epot += force_on_cell(i);
+ *     }
+ *
+ * Inside the program's own `#pragma omp parallel`, every thread of the team runs LBOMP_FOR, which
+ * declares `i` (int64_t) and runs every index of [begin, end) exactly once across the team, like
+ * `#pragma omp for`, ending with a barrier. A loop is known by its name: each named loop is a task
+ * set of its own (its chunks, their costs, their mapping, its LB steps), and one runtime may run
+ * any number of them. lbomp groups the indices into persistent, contiguous chunks, times each
+ * chunk, and at the loop's barrier, every LBOMP_PERIOD time steps, balances them with the
+ * runtime's policy. The first cut is even (16 chunks per thread); the second comes from the first
+ * run's costs, and after each LB step chunks are cut again where they are too coarse for the
+ * balance or too fine for lbomp's own cost per chunk, each to cost about the same (at most 100 us),
+ * so a hot index may become a chunk of its own; cuts never cross a change of thread. The range may
+ * change between runs: the chunks follow it, costs carried over by index. The body may use
+ * `continue`; a `break` ends the thread's part of the run like a `break` out of LBOMP_FOR_EACH_TASK
+ * (the run reports -EINTR). Refused, with an error in lbomp_last_step() and a message, never a hang
+ * or an index run twice: LBOMP_FOR outside a parallel region
+ * (-EPERM); run by only some threads of the team (inside `single`, `master`; -ETIMEDOUT after
+ * LBOMP_STEP_TIMEOUT, and that loop refuses its later runs); threads that pass different ranges,
+ * or a second run in one time step with another range under the same name (-EINVAL: two loops
+ * need two names; the run is refused, later runs are not).
+ *
+ * Time steps. The runtime's steps are the program's time steps, shared by all its loops and its
+ * own task set (LBOMP_FOR_EACH_TASK, lbomp_step), and LBOMP_PERIOD counts time steps: each loop
+ * balances once every PERIOD time steps, however many times it runs in one. Unless the program
+ * calls lbomp_time_step(), the first loop (or task set) that runs a second time marks them: each
+ * of its runs begins a time step, so setup loops before the step loop do not count. A program
+ * whose first recurring loop runs several times per time step marks them itself.
+ */
+
+/** The iterator LBOMP_FOR expands to; only `active` is meant to be read. */
+typedef struct lbomp_for {
+        lbomp_iter_t it; /* internal: the run of the loop's task set */
+        void *loop;      /* internal */
+        int64_t lo, hi;  /* internal to the macro: the chunk being run */
+        int left;        /* internal to the macro: 1 while a chunk runs (left 1 by a break) */
+        int active;      /* 1 until lbomp_for_end() */
+} lbomp_for_t;
+
+/**
+ * Enters a run of the loop `name` over [begin, end) (begin >= end: no index) on the calling
+ * thread; every thread of the team calls it with the same range. On refusal `active` is 0 and
+ * lbomp_last_step() says why. Thread-safe within the team.
+ */
+lbomp_for_t lbomp_for_begin(lbomp_t *lb, const char *name, int64_t begin, int64_t end);
+/** The calling thread's next chunk, [*lo, *hi): 1, or 0 when it has none left (the previous
+ * chunk is then timed as complete). */
+int lbomp_for_next(lbomp_for_t *it, int64_t *lo, int64_t *hi);
+/** Ends the calling thread's part: the loop's barrier, and its LB step when due. */
+void lbomp_for_end(lbomp_for_t *it);
+
+#define LBOMP_FOR(lb, name, var, begin, end)                                                       \
+        for (lbomp_for_t lbomp_fo_ = lbomp_for_begin(lb, name, begin, end); lbomp_fo_.active;      \
+             lbomp_for_end(&lbomp_fo_))                                                            \
+                while (lbomp_fo_.left == 0 &&                                                      \
+                       lbomp_for_next(&lbomp_fo_, &lbomp_fo_.lo, &lbomp_fo_.hi))                   \
+                        for (int64_t var = (lbomp_fo_.left = 1, lbomp_fo_.lo),                     \
+                                     lbomp_fe_ = lbomp_fo_.hi;                                     \
+                             var < lbomp_fe_ || (lbomp_fo_.left = 0); var++)
+
+/**
+ * Marks the start of a time step: the next loop or step to run begins it (see "Time steps"). From
+ * the first call on, only marks begin time steps. Call it from outside a parallel region, or from
+ * any thread(s) inside one before the time step's first loop (marks that no run separates count
+ * once). Returns 0, -EINVAL (NULL). Thread-safe.
+ */
+int lbomp_time_step(lbomp_t *lb);
+
+/**
+ * The task set of loop `name` of lb, as a handle for the statistics getters (lbomp_lb_count,
+ * lbomp_lb_get, lbomp_window_count, lbomp_window_get, lbomp_task_count, lbomp_report,
+ * lbomp_report_json): its tasks are its chunks, its windows and LB steps count its runs. NULL when
+ * no loop of that name has run. Valid until lbomp_destroy(lb). Not for any other call.
+ */
+const lbomp_t *lbomp_loop(const lbomp_t *lb, const char *name);
+
+/** What one loop is and did. */
+typedef struct lbomp_loop_stats {
+        const char *name;      /* valid until lbomp_destroy() */
+        const lbomp_t *handle; /* lbomp_loop(lb, name) */
+        int64_t begin, end;    /* range of its last run */
+        uint32_t chunks;       /* chunks now */
+        uint64_t runs;         /* runs begun */
+        uint64_t recuts;       /* times new chunks were cut from measured costs */
+        uint64_t rebuilds;     /* times new chunks were cut because the range changed */
+        uint64_t resizes;      /* range changes that the edge chunks followed */
+        double target_s;       /* cost per step a chunk aimed at in the last cut from costs (0:
+                                  none yet) */
+} lbomp_loop_stats_t;
+
+/** Number of loops lb has run so far. */
+size_t lbomp_loop_count(const lbomp_t *lb);
+/** Loop i (in the order of their first runs) into *out (`size` = sizeof *out). -ENOENT if i is
+ * out of range, -EINVAL for NULL or size 0. Not while a loop of lb runs. */
+int lbomp_loop_get(const lbomp_t *lb, size_t i, lbomp_loop_stats_t *out, size_t size);
+
 /* ---------------------------------------------------------------------------------------------
  * Statistics and report
  */
@@ -464,7 +577,8 @@ size_t lbomp_window_count(const lbomp_t *lb);
 /** Copies window i into *out (`size` = sizeof *out). -ENOENT if i is out of range, -EINVAL for
  * NULL or size 0. */
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size);
-/** Steps run so far. */
+/** Time steps of the program so far (see "Time steps"): with LBOMP_FOR_EACH_TASK or lbomp_step()
+ * alone, the steps run. */
 uint64_t lbomp_steps(const lbomp_t *lb);
 /** Copies step `step` (0 .. lbomp_steps() - 1) into *out (`size` = sizeof *out). -ENOENT if it
  * did not run, -EINVAL for NULL or size 0. */

@@ -10,22 +10,31 @@
 #include <string.h>
 
 #include "error.h"
+#include "loop.h"
 #include "runtime.h"
 
-/* -EBUSY with a message when a step of this runtime gathers or runs. */
+/* -EBUSY with a message when a step of this runtime, or a run of one of its loops, gathers or
+ * runs; -EPERM for a loop's handle (lbomp_loop()), which only the statistics getters take. */
 static int busy(const struct lbomp *lb, const char *who)
 {
-        if (!lbomp__team_busy(&lb->team))
+        if (lb->root) {
+                lbomp__set_error("lbomp: %s was given the handle of an LBOMP_FOR loop "
+                                 "(lbomp_loop()); only the statistics getters take it",
+                                 who);
+                return -EPERM;
+        }
+        if (!lbomp__team_busy(&lb->team) && !lbomp__loops_busy(lb))
                 return 0;
         lbomp__set_error("lbomp: %s is not allowed while a step of this runtime runs", who);
         return -EBUSY;
 }
 
-/* Also refused once the first step ran: what the team and the topology are made of. */
+/* Also refused once the first step ran: what the team and the topology are made of (which the
+ * loops share). */
 static int started(const struct lbomp *lb, const char *who)
 {
         int rc = busy(lb, who);
-        if (rc == 0 && lb->started) {
+        if (rc == 0 && (lb->started || atomic_load(&((struct lbomp *)lb)->loops))) {
                 lbomp__set_error("lbomp: %s is only allowed before the first step", who);
                 rc = -EBUSY;
         }
@@ -46,8 +55,11 @@ int lbomp_create(lbomp_t **out)
                 free(lb);
                 return -ENOMEM;
         }
+        lbomp__tsteps_init(&lb->ts_own);
+        lb->ts = &lb->ts_own;
         int rc = lbomp__config_from_env(&lb->cfg);
         if (rc < 0) {
+                lbomp__tsteps_destroy(&lb->ts_own);
                 lbomp__team_destroy(&lb->team);
                 free(lb);
                 return rc;
@@ -81,6 +93,7 @@ void lbomp_destroy(lbomp_t *lb)
 {
         if (!lb)
                 return;
+        lbomp__loops_free(lb);
         lbomp__workers_free(&lb->ws);
         lbomp__tasks_free(&lb->tasks);
         lbomp__window_free(&lb->win);
@@ -89,6 +102,7 @@ void lbomp_destroy(lbomp_t *lb)
         lbomp__topo_free(&lb->topo);
         lbomp__config_free(&lb->cfg);
         lbomp__team_destroy(&lb->team);
+        lbomp__tsteps_destroy(&lb->ts_own);
         free(lb);
 }
 

@@ -51,6 +51,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         lbomp__plan_free(&l->plan);
         lbomp__dec_destroy(l->dec);
         free(l->cost);
+        free(l->snap_ids);
         if (lbomp__trace_close(l->trace) < 0)
                 lbomp__log("lbomp: LBOMP_TRACE: closing the trace failed; its last record may be "
                            "incomplete");
@@ -107,6 +108,15 @@ static int build_snapshot(struct lbomp *lb)
         }
         l->snap =
                 lbomp__snap_end(l->sb, lbomp__snap_seed(lb->cfg.seed, l->n), l->n, &lb->cfg.params);
+        if (l->snap->ntasks > l->snap_ids_cap) {
+                if (LBOMP__GROW(l->snap_ids, l->snap->ntasks)) {
+                        l->snap = NULL;
+                        return -ENOMEM;
+                }
+                l->snap_ids_cap = l->snap->ntasks;
+        }
+        for (uint32_t k = 0; k < l->snap->ntasks; k++)
+                l->snap_ids[k] = tk->task[l->snap->id[k]].id;
         return 0;
 }
 
@@ -248,6 +258,7 @@ static void record_only(struct lbomp *lb, double lam, double max, double avg)
 {
         struct lbomp__lbs *l = &lb->lbs;
         double t0 = lbomp__mono_s();
+        l->snap = NULL; /* this LB step measured no task: nobody reads an older one as its */
         struct lbomp__lbrec *r = new_rec(l);
         const lbomp_window_stats_t *ws = lbomp__window_close(&lb->win, &lb->ws, lb->steps);
         if (!r || !ws) {
@@ -284,15 +295,17 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->cur = NULL;
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
-        if (strcmp(pol->name, "none") == 0 && !l->trace) {
+        if (strcmp(pol->name, "none") == 0 && !l->trace && !l->keep_costs) {
                 record_only(lb, 0, 0, 0);
                 return;
         }
         /* Balanced within the tolerance over the steps the decision reads: no policy would move
          * a task (none may move one that does not pay), so none runs and no snapshot is built.
-         * The trace records every LB step, so it keeps the full path. */
+         * The trace records every LB step, and a loop cuts its chunks from the snapshot's costs:
+         * both keep the full path. */
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
-        if (!l->trace && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
+        if (!l->trace && !l->keep_costs && !lb->chunks && avg > 0 &&
+            lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
                 return;
         }

@@ -32,6 +32,13 @@ struct lbomp__lbs {
         struct lbomp__dec *dec;
         double *cost; /* a worker's task costs */
         uint32_t cost_cap;
+        /* The public id of each task of the last snapshot (whose ids are task-table slots), for
+         * code that names tasks as the program does (liblbomp-mpi); valid with `snap`. */
+        uint32_t *snap_ids;
+        uint32_t snap_ids_cap;
+        /* Every LB step builds its snapshot, whatever the policy and the balance: another
+         * library reads the costs (liblbomp-mpi). Set before the first step. */
+        bool keep_costs;
         /* LBOMP_TRACE: records every LB step's snapshot and plan (trace.h), or NULL */
         struct lbomp__trace_writer *trace;
         int32_t *trace_wcore; /* [nworkers] core of each worker, for the trace */

@@ -91,6 +91,9 @@ struct lbomp__dctx {
         /* Virtual workers share one thread: their rounds are timed in that thread's CPU time, so
          * that a preemption (other processes on a shared machine) is not charged to the span. */
         bool cpu_clock;
+        /* lbomp__dec_run_remote: the other workers are in other processes, reached through tp */
+        const struct lbomp__dec_transport *tp;
+        uint32_t local; /* the worker of this process */
 };
 
 struct lbomp__dec {
@@ -225,6 +228,7 @@ int lbomp__dec_prepare(struct lbomp__dec *d, const struct lbomp__policy *p,
         memset(dc->kind_rounds, 0, sizeof dc->kind_rounds);
         dc->span_s = dc->hop_s = 0;
         dc->cpu_clock = false; /* live: wall time; lbomp__dec_run_virtual says otherwise */
+        dc->tp = NULL;
         uint32_t h = 0;
         while ((1ull << h) < P)
                 h++;
@@ -504,9 +508,14 @@ int lbomp__dc_send(struct lbomp__dctx *dc, uint32_t self, uint32_t to, uint32_t 
             len > UINT32_MAX || (len && !data))
                 return -EINVAL;
         struct dworker *me = &dc->w[self], *dst = &dc->w[to];
-        pthread_mutex_lock(&dst->lock);
-        int rc = box_append(&dst->box[(dc->round + 1) & 1], self, me->seq, kind, data, len);
-        pthread_mutex_unlock(&dst->lock);
+        int rc;
+        if (dc->tp && to != self) {
+                rc = dc->tp->send(dc->tp->arg, to, me->seq, kind, data, len);
+        } else {
+                pthread_mutex_lock(&dst->lock);
+                rc = box_append(&dst->box[(dc->round + 1) & 1], self, me->seq, kind, data, len);
+                pthread_mutex_unlock(&dst->lock);
+        }
         if (rc < 0)
                 return rc;
         me->seq++;
@@ -596,4 +605,73 @@ void lbomp__dc_count_pack(struct lbomp__dctx *dc, uint32_t self, double cost)
         struct dworker *w = &dc->w[self];
         w->packs++;
         w->pack_max = cost > w->pack_max ? cost : w->pack_max;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Workers in other processes: one local worker, the rest through a transport (mailbox.h)
+ */
+
+_Static_assert(LBOMP__RED_SLOTS == 8, "struct lbomp__dec_wsum holds 8 collective slots");
+
+/* The summary of worker i's round that close_round() reads, and back. */
+static void wsum_get(const struct dworker *w, struct lbomp__dec_wsum *m)
+{
+        memset(m, 0, sizeof *m);
+        m->sent = w->sent;
+        m->kind_mask = w->kind_mask;
+        m->red_mask = w->red_mask;
+        m->rc = w->rc;
+        m->quiet_asked = w->quiet_asked;
+        m->t_round = w->t_round;
+        memcpy(m->red_v, w->red_v, sizeof m->red_v);
+        memcpy(m->red_op, w->red_op, sizeof m->red_op);
+}
+
+static void wsum_put(struct dworker *w, const struct lbomp__dec_wsum *m)
+{
+        w->sent = m->sent;
+        w->kind_mask = m->kind_mask;
+        w->red_mask = m->red_mask;
+        w->rc = m->rc;
+        w->quiet_asked = m->quiet_asked != 0;
+        w->t_round = m->t_round;
+        memcpy(w->red_v, m->red_v, sizeof w->red_v);
+        memcpy(w->red_op, m->red_op, sizeof w->red_op);
+}
+
+int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbomp__dec_transport *t,
+                          struct lbomp__dec_wsum *sum)
+{
+        struct lbomp__dctx *dc = &d->dc;
+        if (!dc->p || !t || !t->send || !t->close || !sum || self >= dc->nworkers)
+                return -EINVAL;
+        dc->tp = t;
+        dc->local = self;
+        while (!dc->finished) {
+                worker_round(dc, self);
+                wsum_get(&dc->w[self], &sum[self]);
+                int rc = t->close(t->arg, d, sum);
+                if (rc < 0) { /* the same in every process: the run ends everywhere */
+                        dc->err = rc;
+                        break;
+                }
+                for (uint32_t i = 0; i < dc->nworkers; i++)
+                        if (i != self)
+                                wsum_put(&dc->w[i], &sum[i]);
+                close_round(dc);
+        }
+        dc->tp = NULL;
+        return dc->err;
+}
+
+int lbomp__dec_deliver(struct lbomp__dec *d, uint32_t from, uint32_t seq, uint32_t kind,
+                       const void *data, size_t len)
+{
+        struct lbomp__dctx *dc = &d->dc;
+        if (!dc->tp || from >= dc->nworkers || kind >= LBOMP__MSG_KINDS || len > UINT32_MAX ||
+            (len && !data))
+                return -EINVAL;
+        /* Between the local round and close_round(): nobody else appends to this box. */
+        struct dworker *w = &dc->w[dc->local];
+        return box_append(&w->box[(dc->round + 1) & 1], from, seq, kind, data, len);
 }

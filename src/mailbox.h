@@ -46,6 +46,40 @@ void lbomp__dec_stats(const struct lbomp__dec *d, struct lbomp__pstats *st);
 int lbomp__dec_run_threads(struct lbomp__dec *d, uint32_t self, void (*barrier)(void *arg),
                            void *arg);
 
+/*
+ * Workers in other processes (liblbomp-mpi). This process holds one worker, `self`, of the run's
+ * nworkers; the others live elsewhere and are reached through a transport. A message to another
+ * worker goes to t->send (during the round, from the thread running the local worker); after the
+ * local worker's round, t->close must deliver, with lbomp__dec_deliver(), every message the other
+ * workers sent to `self` in that round, and fill sum[0..nworkers) with every worker's summary of
+ * the round (sum[self] arrives filled). Every process then closes the round with the same code and
+ * the same summaries, so a run gives the plan the virtual run of the whole snapshot would. close
+ * returns 0 or a negative errno, which must be the same in every process (it ends the run). `sum`
+ * is the caller's, nworkers entries: a run allocates nothing that could fail in one process only.
+ * Returns what lbomp__dec_run_virtual() returns.
+ */
+struct lbomp__dec_wsum {
+        uint64_t sent;                /* messages of the round */
+        uint32_t kind_mask, red_mask; /* kinds sent, collective slots contributed to */
+        int32_t rc;                   /* the round function's return */
+        uint32_t quiet_asked;         /* asked lbomp__dc_quiet() */
+        double t_round;               /* seconds in the round */
+        double red_v[8];              /* contributions (LBOMP__RED_SLOTS) */
+        uint8_t red_op[8];            /* their operations */
+};
+struct lbomp__dec_transport {
+        void *arg;
+        int (*send)(void *arg, uint32_t to, uint32_t seq, uint32_t kind, const void *data,
+                    size_t len);
+        int (*close)(void *arg, struct lbomp__dec *d, struct lbomp__dec_wsum *sum);
+};
+int lbomp__dec_run_remote(struct lbomp__dec *d, uint32_t self, const struct lbomp__dec_transport *t,
+                          struct lbomp__dec_wsum *sum);
+/* From t->close: a message of this round from worker `from` to the local worker. 0, -EINVAL,
+ * -ENOMEM. */
+int lbomp__dec_deliver(struct lbomp__dec *d, uint32_t from, uint32_t seq, uint32_t kind,
+                       const void *data, size_t len);
+
 /* ---- policy-facing half: see mailbox.c ---- */
 
 /*

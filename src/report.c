@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "loop.h"
 #include "runtime.h"
 
 /* Copies min(size, sizeof *src) bytes and zeroes the rest of a larger caller's struct (the Linux
@@ -66,7 +67,42 @@ int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, siz
 
 uint64_t lbomp_steps(const lbomp_t *lb)
 {
-        return lb ? lb->steps : 0;
+        return lb ? lbomp__tsteps_count(lb->ts) : 0;
+}
+
+static const struct lbomp__loops *loops_of(const struct lbomp *lb)
+{
+        return atomic_load_explicit(&((struct lbomp *)lb)->loops, memory_order_acquire);
+}
+
+size_t lbomp_loop_count(const lbomp_t *lb)
+{
+        const struct lbomp__loops *r = lb ? loops_of(lb) : NULL;
+        return r ? r->n : 0;
+}
+
+int lbomp_loop_get(const lbomp_t *lb, size_t i, lbomp_loop_stats_t *out, size_t size)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        const struct lbomp__loops *r = loops_of(lb);
+        if (!r || i >= r->n)
+                return -ENOENT;
+        const struct lbomp__loop *l = r->all[i];
+        const struct lbomp__chunks *ch = &l->ch;
+        lbomp_loop_stats_t st = {
+                .name = ch->name,
+                .handle = l->rt,
+                .begin = ch->begin,
+                .end = ch->end,
+                .chunks = ch->n,
+                .runs = l->rt->tset.runs,
+                .recuts = ch->recuts,
+                .rebuilds = ch->rebuilds,
+                .resizes = ch->resizes,
+                .target_s = ch->target_s,
+        };
+        return sized_copy(out, size, &st, sizeof st);
 }
 
 int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, size_t size)
@@ -208,13 +244,14 @@ static void energy_line(const struct lbomp *lb, FILE *out)
         fputc('\n', out);
 }
 
-int lbomp_report(const lbomp_t *lb, FILE *out)
+/* The configuration, machine, time measurement, energy and data lines of a runtime. */
+static void header(const struct lbomp *lb, FILE *out)
 {
-        if (!lb || !out)
-                return -EINVAL;
         char note[256];
-        binding_note(lb, note, sizeof note);
-        fprintf(out, "lbomp report\n");
+        /* The threads were bound by whichever task set ran: a program of loops only binds them
+         * through its loops (all on the same cores). */
+        const struct lbomp__loops *r = loops_of(lb);
+        binding_note(!lb->started && r && r->n ? r->all[0]->rt : lb, note, sizeof note);
         fprintf(out, "  policy %s, period %d, seed %llu, steal %s\n", lb->cfg.policy->name,
                 lb->cfg.period, (unsigned long long)lb->cfg.seed,
                 lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
@@ -228,7 +265,7 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->cfg.time_wall ? "wall time"
                                   : "wall time, bounded by each thread's CPU time in the step",
                 lb->ws.oversubscribed ? "; oversubscribed: more workers than cores" : "");
-        fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lb->steps,
+        fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lbomp_steps(lb),
                 lb->tasks.nalive, lb->tasks.nlink);
         uint64_t back = 0;
         for (int i = 0; i < lb->ws.n; i++)
@@ -242,6 +279,25 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 : lb->topo.is_host  ? "registered pages follow their task (move_pages)"
                                     : "pages counted, not moved (the nodes are the profile's)",
                 lb->data.fn ? "; migrate callback set" : "");
+}
+
+/* A loop's task set: its range, chunks and runs; the runtime's header says the rest. */
+static void loop_header(const struct lbomp *lb, FILE *out)
+{
+        const struct lbomp__chunks *ch = lb->chunks;
+        fprintf(out, "lbomp report: loop \"%s\"\n", ch->name);
+        fprintf(out,
+                "  range [%lld, %lld), %u chunks, %llu runs; new chunks from measured costs %llu "
+                "time(s) (target %.3g s per chunk and step), for a new range %llu, edges moved "
+                "%llu\n",
+                (long long)ch->begin, (long long)ch->end, ch->n, (unsigned long long)lb->tset.runs,
+                (unsigned long long)ch->recuts, ch->target_s, (unsigned long long)ch->rebuilds,
+                (unsigned long long)ch->resizes);
+}
+
+/* One line per LB step of a task set, and its totals. */
+static void table(const struct lbomp *lb, FILE *out)
+{
         /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
          * after them. */
         fprintf(out,
@@ -306,6 +362,25 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->lbs.n ? lb->lbs.rec[lb->lbs.n - 1].pub.locality_after : NAN,
                 (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
                 (unsigned long long)d.bytes, d.seconds);
+}
+
+int lbomp_report(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        if (lb->root) {
+                loop_header(lb, out);
+        } else {
+                fprintf(out, "lbomp report\n");
+                header(lb, out);
+        }
+        /* A runtime that only runs loops has no table of its own: each loop has one. */
+        const struct lbomp__loops *r = lb->root ? NULL : loops_of(lb);
+        if (!r || lb->tasks.next_id || lb->lbs.n)
+                table(lb, out);
+        /* Each LBOMP_FOR loop balances on its own: its LB steps under its name. */
+        for (size_t i = 0; r && i < r->n; i++)
+                lbomp_report(r->all[i]->rt, out);
         return 0;
 }
 
@@ -357,19 +432,32 @@ static void json_domains(FILE *out, const struct lbomp *lb, const double *j)
         fputc('}', out);
 }
 
-int lbomp_report_json(const lbomp_t *lb, FILE *out)
+/* The report of one task set, without the final newline. */
+static void json(const struct lbomp *lb, FILE *out)
 {
-        if (!lb || !out)
-                return -EINVAL;
         uint64_t mig, msgs;
         double dec;
         totals(lb, &mig, &dec, &msgs);
-        fprintf(out, "{\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":",
+        fputc('{', out);
+        if (lb->chunks) {
+                const struct lbomp__chunks *ch = lb->chunks;
+                fprintf(out, "\"loop\":");
+                json_str(out, ch->name);
+                fprintf(out,
+                        ",\"begin\":%lld,\"end\":%lld,\"chunks\":%u,\"runs\":%llu,"
+                        "\"recuts\":%llu,\"rebuilds\":%llu,\"resizes\":%llu,\"target_s\":",
+                        (long long)ch->begin, (long long)ch->end, ch->n,
+                        (unsigned long long)lb->tset.runs, (unsigned long long)ch->recuts,
+                        (unsigned long long)ch->rebuilds, (unsigned long long)ch->resizes);
+                json_num(out, ch->target_s);
+                fputc(',', out);
+        }
+        fprintf(out, "\"policy\":\"%s\",\"period\":%d,\"workers\":%d,\"topology\":",
                 lb->cfg.policy->name, lb->cfg.period, lb->ws.n);
         json_str(out, lb->topo.name); /* a file name may hold quotes */
         fprintf(out, ",\"nodes\":%d,\"cores\":%d,", lb->topo.nnodes, lb->topo.ncores);
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
-                (unsigned long long)lb->steps, lb->tasks.nalive, (unsigned long long)mig);
+                (unsigned long long)lbomp_steps(lb), lb->tasks.nalive, (unsigned long long)mig);
         json_num(out, dec);
         struct data_totals d;
         data_totals(lb, &d);
@@ -478,6 +566,25 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
         json_num(out, en.power_w);
         fprintf(out, ",\"domains_j\":");
         json_domains(out, lb, NULL);
-        fprintf(out, "}}\n");
+        fputc('}', out);
+        const struct lbomp__loops *r = lb->root ? NULL : loops_of(lb);
+        if (r) {
+                fprintf(out, ",\"loops\":[");
+                for (size_t i = 0; i < r->n; i++) {
+                        if (i)
+                                fputc(',', out);
+                        json(r->all[i]->rt, out);
+                }
+                fputc(']', out);
+        }
+        fputc('}', out);
+}
+
+int lbomp_report_json(const lbomp_t *lb, FILE *out)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        json(lb, out);
+        fputc('\n', out);
         return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "chunks.h"
 #include "clock.h"
 #include "config.h"
 #include "lbomp.h"
@@ -19,6 +20,7 @@
 #include "tasks.h"
 #include "team.h"
 #include "topology.h"
+#include "tsteps.h"
 #include "window.h"
 #include "workers.h"
 
@@ -46,6 +48,14 @@ struct lbomp {
          * refusals are written by whichever threads were refused). */
         _Atomic int step_rc;
         char step_msg[512];
+        /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a
+         * runtime of its own made by loop.c, share the program's time steps. */
+        struct lbomp__tsteps *ts; /* the runtime's (ts_own); in a loop, its runtime's */
+        struct lbomp__tsteps ts_own;
+        struct lbomp__tset tset;      /* this task set's place in the time steps */
+        struct lbomp *root;           /* in a loop: the runtime it belongs to; NULL otherwise */
+        struct lbomp__chunks *chunks; /* in a loop: its range and chunks; NULL otherwise */
+        struct lbomp__loops *_Atomic loops; /* the runtime's LBOMP_FOR loops, or NULL */
 };
 
 #endif

@@ -94,10 +94,10 @@ int lbomp_last_step(const lbomp_t *lb)
 }
 
 /* Whether this LB step needs the tasks' costs: a policy that never moves (none) does not, unless
- * the trace records the snapshots. */
+ * the trace records the snapshots or another library reads them (keep_costs). */
 static bool needs_costs(const struct lbomp *lb)
 {
-        return strcmp(lb->cfg.policy->name, "none") != 0 || lb->cfg.trace;
+        return strcmp(lb->cfg.policy->name, "none") != 0 || lb->cfg.trace || lb->lbs.keep_costs;
 }
 
 /* Serial part of the gathering, on the last thread to arrive: the step can start. */
@@ -120,6 +120,10 @@ static void prepare(void *arg)
                 if (rc == 0)
                         lb->started = false;
         }
+        /* The program's time step; for an LBOMP_FOR loop, its range and chunks (chunks.h). */
+        int loop_rc = rc == 0 ? lbomp__chunks_prepare(lb) : 0;
+        if (loop_rc < 0)
+                rc = loop_rc;
         if (rc == 0)
                 rc = lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps);
         if (rc == 0 && lb->tasks.dirty)
@@ -128,6 +132,8 @@ static void prepare(void *arg)
                 /* New tasks are measured from their first step, in slots that may have held
                  * removed ones. */
                 lbomp__window_forget(&lb->win, lb->tasks.added, lb->tasks.nadded);
+                if (lb->tasks.renewed)
+                        lbomp__window_forget_all(&lb->win, lb->tasks.nslots);
                 lbomp__tasks_placed(&lb->tasks);
                 lb->refilled = false;
         }
@@ -138,25 +144,34 @@ static void prepare(void *arg)
         lb->prepare_rc = rc;
         if (rc < 0) {
                 /* Nothing runs: end it here, loudly. */
-                step_result(lb, rc, true,
-                            "lbomp: step %llu could not start: %s while preparing the workers' "
-                            "tasks; no task ran in it",
-                            (unsigned long long)lb->steps, lbomp_strerror(rc));
+                if (loop_rc == -EINVAL)
+                        step_result(lb, rc, true, "%s", lbomp_last_error());
+                else
+                        step_result(lb, rc, true,
+                                    "lbomp: step %llu could not start: %s while preparing the "
+                                    "workers' tasks; no task ran in it",
+                                    (unsigned long long)lb->steps, lbomp_strerror(rc));
                 lbomp__team_abort(&lb->team);
                 return;
         }
-        publish(lb, lbomp__window_timed(lb->win.steps, lb->cfg.period) && needs_costs(lb), false,
-                false);
+        /* This run's time step is known now (lbomp__chunks_prepare began it); a loop that has not
+         * measured its chunks yet wants their times at once. */
+        bool timed =
+                (lbomp__window_timed(lb->tset.t, lbomp__tsteps_end(&lb->tset, lb->cfg.period)) &&
+                 needs_costs(lb)) ||
+                lbomp__chunks_want_times(lb);
+        publish(lb, timed, false, false);
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }
 
 /* The fast path's conditions: this team ran the last step and nothing changed since (no task
- * added, removed or placed outside a step). The same for every thread of the team, since they are
- * only written outside steps or in serial parts. */
+ * added, removed or placed outside a step), and the task set is not an LBOMP_FOR loop (each run of
+ * a loop begins with its team's range and chunks, in the gathering: chunks.h). The same for every
+ * thread of the team, since they are only written outside steps or in serial parts. */
 static bool may_enter(const struct lbomp *lb, uint32_t team)
 {
         return lb->started && !lb->tasks.dirty && !lb->tasks.nadded && !lb->refilled &&
-               (int)team == lb->team_n && team == (uint32_t)lb->ws.n;
+               !lb->chunks && (int)team == lb->team_n && team == (uint32_t)lb->ws.n;
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
@@ -200,10 +215,12 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                                         &lb->team, -ETIMEDOUT,
                                         "lbomp: only %u of the %u threads of the team reached the "
                                         "start of step %llu within %g s (LBOMP_STEP_TIMEOUT): "
-                                        "every thread of the team must run LBOMP_FOR_EACH_TASK, "
-                                        "so it cannot be inside `#pragma omp single`, `master` or "
-                                        "`masked`, or in a branch some threads skip. No task of "
-                                        "the step ran, and the runtime refuses every later step",
+                                        "every thread of the team must run the loop "
+                                        "(LBOMP_FOR_EACH_TASK, LBOMP_FOR), so it cannot be inside "
+                                        "`#pragma omp single`, `master` or `masked`, or in a "
+                                        "branch "
+                                        "some threads skip. No task of the step ran, and the "
+                                        "runtime refuses every later step",
                                         arrived, team, (unsigned long long)(tag - 1),
                                         lb->cfg.step_timeout);
                         refused(lb, p);
@@ -215,6 +232,11 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                         return it;
                 }
         }
+        /* The run's place in the program's time steps, which a gathering's serial part finds
+         * (lbomp__chunks_prepare); without one, thread 0's job, before its arrival at the step
+         * barrier that reads it. */
+        if (!gather && self == 0)
+                lbomp__tsteps_begin(lb->ts, &lb->tset);
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
         uint64_t word = word_of(lb);
@@ -414,7 +436,8 @@ static void step_done(void *arg)
         lbomp__window_step(&lb->win, skipped, clean, timed);
         lb->steps++;
         bool fold = clean && timed;
-        bool lb_due = clean && lb->win.steps >= (uint64_t)lb->cfg.period;
+        /* Every LBOMP_PERIOD time steps of the program, not runs of this task set (tsteps.h). */
+        bool lb_due = clean && lbomp__tsteps_due(lb->ts, &lb->tset, lb->win.steps, lb->cfg.period);
         if (lb_due || lbomp__window_ring_full(&lb->win))
                 lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         if (lb_due) {
@@ -429,8 +452,11 @@ static void step_done(void *arg)
         /* The next step's measurement, read by the team after this barrier; room for its record. */
         lb->win.pending = fold && !lb_due;
         lb->win.pending_step = lb->steps - 1;
-        publish(lb, lbomp__window_timed(lb->win.steps, lb->cfg.period) && needs_costs(lb),
-                lb->win.pending, lb_due);
+        /* The next run is (most likely) in the next time step. */
+        bool next_timed =
+                lbomp__window_timed(lb->tset.t + 1, lbomp__tsteps_end(&lb->tset, lb->cfg.period)) &&
+                needs_costs(lb);
+        publish(lb, next_timed, lb->win.pending, lb_due);
         if (lb->steps >= lb->win.step_cap &&
             lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
                 lb->tasks.dirty = true; /* the next step gathers and says so */

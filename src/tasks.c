@@ -204,6 +204,7 @@ int lbomp__tasks_link(struct lbomp__tasks *t, uint32_t a, uint32_t b, size_t byt
 void lbomp__tasks_placed(struct lbomp__tasks *t)
 {
         t->nadded = 0;
+        t->renewed = false;
 }
 
 void lbomp__tasks_free(struct lbomp__tasks *t)

@@ -55,6 +55,8 @@ struct lbomp__tasks {
         size_t nlink, link_cap;
         size_t dead_links; /* links with a removed end not yet compacted away (an upper bound) */
         bool dirty;        /* tasks added, removed or moved: the workers' arrays must be rebuilt */
+        bool renewed;      /* the table was rebuilt as a whole (a loop's chunks, chunks.c): every
+                              slot holds a new task, which the window measures afresh */
         uint64_t version;  /* counts additions and removals */
 };
 

@@ -94,7 +94,10 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                 if (now != ph) {
                         if (arrived)
                                 *arrived = atomic_load_explicit(&b->count, memory_order_relaxed);
-                        return now & 1 ? -ETIMEDOUT : 0;
+                        /* Only ph + 1 is this generation broken; a later odd phase is a break of
+                         * a later generation (a poison after this one was released), seen by a
+                         * waiter that was slow to look. */
+                        return now == ph + 1 ? -ETIMEDOUT : 0;
                 }
                 if (i < polls) {
                         cpu_relax();

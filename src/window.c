@@ -96,6 +96,16 @@ void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint
                 }
 }
 
+void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots)
+{
+        if (nslots > win->cap)
+                nslots = win->cap;
+        if (nslots && win->ticks) {
+                memset(win->ticks, 0, nslots * sizeof *win->ticks);
+                memset(win->ns, 0, nslots * sizeof *win->ns);
+        }
+}
+
 void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
                            uint64_t steps, bool read_energy)
 {
@@ -222,8 +232,11 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
                 uint32_t t = w->tasks[i];
                 double v = (double)tk[i] * (steal ? ws->w[rn[i]].scale[par] : w->scale[par]);
                 win->ticks[t] += v;
-                if (win->ns[t] < LBOMP__TIMED)
-                        win->hist[(size_t)t * LBOMP__TIMED + win->ns[t]++] = (float)v;
+                /* The last LBOMP__TIMED values (a task set may run several times per time step
+                 * and so more often than that in the window's last time steps). */
+                if (win->ns[t] < UINT8_MAX)
+                        win->ns[t]++;
+                win->hist[(size_t)t * LBOMP__TIMED + (win->ns[t] - 1u) % LBOMP__TIMED] = (float)v;
         }
 }
 
@@ -267,7 +280,9 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
                         continue;
                 }
                 raw += win->ticks[id] / n * tick_s;
-                cost[i] = median(win->hist + (size_t)id * LBOMP__TIMED, n) * tick_s;
+                cost[i] = median(win->hist + (size_t)id * LBOMP__TIMED,
+                                 n < LBOMP__TIMED ? n : LBOMP__TIMED) *
+                          tick_s;
                 robust += cost[i];
         }
         /* The medians are rescaled so that the worker's tasks still add up to the time it

@@ -40,7 +40,7 @@ struct lbomp__steprec {
 struct lbomp__window {
         double *ticks; /* [cap] scaled ticks of each task over the window's timed steps */
         float *hist;   /* [cap * LBOMP__TIMED] its value in each timed step it ran in */
-        uint8_t *ns;   /* [cap] values in hist */
+        uint8_t *ns;   /* [cap] timed runs it was measured in (hist keeps the last ones) */
         uint32_t cap;
         uint64_t first;  /* first step of the window being measured */
         uint64_t steps;  /* its steps measured: those in which every task ran */
@@ -80,15 +80,19 @@ void lbomp__window_energy_tick(struct lbomp__window *win);
 int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t steps);
 /* The slots given to new tasks: what they measured for a removed task is forgotten. */
 void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
+/* The same for slots 0..nslots-1 (a task table rebuilt as a whole). */
+void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots);
 /* A new window starts at step `steps` (after an LB step, or when the team changed); with
  * `read_energy`, the counters are read to mark its start (false: the reading that closed the last
  * window is the mark). */
 void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
                            uint64_t steps, bool read_energy);
-/* Whether the step after `steps` clean steps of a window with this period is timed. */
-static inline bool lbomp__window_timed(uint64_t steps, int period)
+/* Whether a run in time step t of a window that ends at time step `end` is timed: one of the
+ * window's last LBOMP__TIMED time steps (every run of them, for a task set that runs several
+ * times per time step; the times of its last LBOMP__TIMED runs are kept). */
+static inline bool lbomp__window_timed(uint64_t t, uint64_t end)
 {
-        return steps + LBOMP__TIMED >= (uint64_t)period;
+        return t + LBOMP__TIMED >= end;
 }
 
 /*

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs: installs what is missing, builds, and runs every
-# test suite (unit, stress, e2e, build); then the same code under the sanitizers, each in its own
+# test suite (unit, stress, e2e, build, mpi); then the same code under the sanitizers, each in its own
 # build folder:
-#   build-asan  gcc, AddressSanitizer + UndefinedBehaviorSanitizer: suites unit and e2e;
+#   build-asan  gcc, AddressSanitizer + UndefinedBehaviorSanitizer: suites unit, e2e and mpi (the
+#               MPI ranks under the sanitizers, Open MPI's own leaks suppressed: test/mpi/lsan.supp);
 #   build-tsan  clang with LLVM's libomp, ThreadSanitizer (OpenMP made visible to it by the Archer
 #               tool, see test/meson.build): suite stress;
 #   build-fuzz  clang, libFuzzer + ASan/UBSan: a short run of every fuzz target over its corpus
@@ -18,9 +19,9 @@ step "plain build: every suite"
 bash scripts/build.sh build $werror
 meson test -C build --print-errorlogs
 
-step "ASan+UBSan build: unit and e2e"
+step "ASan+UBSan build: unit, e2e and mpi"
 bash scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false $werror
-meson test -C build-asan --suite unit --suite e2e --print-errorlogs
+meson test -C build-asan --suite unit --suite e2e --suite mpi --print-errorlogs
 
 step "TSan build (clang, libomp + Archer): stress"
 CC=clang CXX=clang++ bash scripts/build.sh build-tsan -Db_sanitize=thread -Db_lundef=false $werror

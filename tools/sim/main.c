@@ -348,6 +348,8 @@ int main(int argc, char **argv)
         struct opts o;
         if (sim_parse(&o, argc, argv) < 0)
                 return 2;
+        if (o.ranks)
+                return sim_ranks(&o);
         struct sim sm = {.o = &o};
         if (o.record) {
                 char err[400];

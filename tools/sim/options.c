@@ -41,7 +41,11 @@ static void usage(FILE *out)
                 "  --record FILE    write each policy's snapshot and plan as a trace\n"
                 "  --verify         with --trace: exit 1 unless replaying the recorded policy\n"
                 "                   reproduces every recorded plan\n"
-                "  --json           one JSON line per policy (and LB step)\n",
+                "  --json           one JSON line per policy (and LB step)\n"
+                "  --ranks R        the workers are R MPI ranks (liblbomp-mpi): each --policy\n"
+                "                   is the rank level, then every rank balances its own\n"
+                "                   --rank-threads T threads (default 1) with --inner NAME\n"
+                "                   (default refine); instead of --cores and --profile\n",
                 names);
 }
 
@@ -191,9 +195,10 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         continue;
                 }
                 static const char *const with_value[] = {
-                        "--trace",      "--tasks",      "--load", "--links",  "--profile",
-                        "--cores",      "--policy",     "--seed", "--repeat", "--record",
-                        "--task-bytes", "--link-bytes", NULL};
+                        "--trace",   "--tasks",        "--load",       "--links",
+                        "--profile", "--cores",        "--policy",     "--seed",
+                        "--repeat",  "--record",       "--task-bytes", "--link-bytes",
+                        "--ranks",   "--rank-threads", "--inner",      NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -244,6 +249,21 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         if (found < 0)
                                 return bad(a, v, "uniform, linear, hotspot, lbtest or lbtest-iid");
                         o->load = (enum load)found;
+                } else if (strcmp(a, "--ranks") == 0) {
+                        if (parse_long(a, v, 1, 1 << 20, &o->ranks) < 0)
+                                return -1;
+                } else if (strcmp(a, "--rank-threads") == 0) {
+                        if (parse_long(a, v, 1, MAX_CORES, &o->rank_threads) < 0)
+                                return -1;
+                } else if (strcmp(a, "--inner") == 0) {
+                        if (!(o->inner = lbomp__policy_find(v))) {
+                                char names[512];
+                                lbomp__policy_names(names, sizeof names);
+                                fprintf(stderr,
+                                        "lbomp-sim: --inner: '%s' is not a policy; valid: %s\n", v,
+                                        names);
+                                return -1;
+                        }
                 } else if (strcmp(a, "--links") == 0) {
                         have_links = true;
                         if (parse_links(o, v) < 0)
@@ -252,6 +272,40 @@ int sim_parse(struct opts *o, int argc, char **argv)
         }
         if (parse_policies(o, policies) < 0)
                 return -1;
+        if ((o->rank_threads || o->inner) && !o->ranks) {
+                fprintf(stderr, "lbomp-sim: %s needs --ranks\n",
+                        o->inner ? "--inner" : "--rank-threads");
+                return -1;
+        }
+        if (o->ranks) {
+                const char *clash = o->trace     ? "--trace"
+                                    : o->profile ? "--profile"
+                                    : o->cores   ? "--cores"
+                                    : o->record  ? "--record"
+                                    : o->verify  ? "--verify"
+                                                 : NULL;
+                if (clash) {
+                        fprintf(stderr,
+                                "lbomp-sim: %s cannot be combined with --ranks: the ranks are the "
+                                "workers of the synthetic workload\n",
+                                clash);
+                        return -1;
+                }
+                if (!o->tasks) {
+                        fprintf(stderr, "lbomp-sim: --ranks needs --tasks N\n");
+                        return -1;
+                }
+                if (!o->rank_threads)
+                        o->rank_threads = 1;
+                if (!o->inner)
+                        o->inner = lbomp__policy_find("refine");
+                if (o->links == LINKS_RING && 2 * o->ring_k >= o->tasks) {
+                        fprintf(stderr, "lbomp-sim: --links ring:%ld needs more than %ld tasks\n",
+                                o->ring_k, 2 * o->ring_k);
+                        return -1;
+                }
+                return 0;
+        }
         if (o->trace) {
                 const char *clash = o->tasks     ? "--tasks"
                                     : have_load  ? "--load"

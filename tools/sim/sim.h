@@ -33,6 +33,10 @@ struct opts {
         double task_bytes, link_bytes, base_us;
         const struct lbomp__policy *pol[MAX_POLICIES];
         int npol;
+        /* --ranks (ranks.c): the workers are MPI ranks of rank_threads threads, each balancing
+         * its own threads with `inner` */
+        long ranks, rank_threads;
+        const struct lbomp__policy *inner;
 };
 
 /* Parses argv into *o; -1 after printing why (exit 2), 1 after --help (exit 0). */
@@ -52,5 +56,8 @@ struct world {
  * -EINVAL (message printed). */
 int sim_build_world(struct world *w, const struct opts *o);
 void sim_world_free(struct world *w);
+
+/* --ranks: the rank level of liblbomp-mpi and each rank's own level (ranks.c). The exit code. */
+int sim_ranks(const struct opts *o);
 
 #endif

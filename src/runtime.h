@@ -42,20 +42,21 @@ struct lbomp {
         int prepare_rc; /* the step could not start: 0 or a negative errno */
         bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
                            the next step gathers */
-        /* Steps completed (for the API; the team reads the step barrier's word). */
-        _Alignas(LBOMP__CACHELINE) uint64_t steps;
-        /* The result of the last step: 0 or a negative errno, and its message (under team.lock:
-         * refusals are written by whichever threads were refused). */
-        _Atomic int step_rc;
-        char step_msg[512];
         /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a
          * runtime of its own made by loop.c, share the program's time steps. */
-        struct lbomp__tsteps *ts; /* the runtime's (ts_own); in a loop, its runtime's */
-        struct lbomp__tsteps ts_own;
-        struct lbomp__tset tset;      /* this task set's place in the time steps */
+        struct lbomp__tsteps *ts;     /* the runtime's (ts_own); in a loop, its runtime's */
         struct lbomp *root;           /* in a loop: the runtime it belongs to; NULL otherwise */
         struct lbomp__chunks *chunks; /* in a loop: its range and chunks; NULL otherwise */
         struct lbomp__loops *_Atomic loops; /* the runtime's LBOMP_FOR loops, or NULL */
+        /* Steps completed (for the API; the team reads the step barrier's word). Written at every
+         * step, as are the time steps below: away from what the entering threads read. */
+        _Alignas(LBOMP__CACHELINE) uint64_t steps;
+        struct lbomp__tsteps ts_own;
+        struct lbomp__tset tset; /* this task set's place in the time steps */
+        /* The result of the last step: 0 or a negative errno, and its message (under team.lock:
+         * refusals are written by whichever threads were refused). */
+        _Alignas(LBOMP__CACHELINE) _Atomic int step_rc;
+        char step_msg[512];
 };
 
 #endif

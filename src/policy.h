@@ -137,6 +137,18 @@ int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp_
 void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
 /* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg);
+/*
+ * Whether a plan whose predicted maximum load is `max_new` pays against a current maximum `max`:
+ * it must lower it by more than rounding (sums in another order differ in the last bits). The one
+ * rule of the runtime's never-worse check (plan.c) and of every policy's own check, so that no
+ * policy ships a plan the runtime would refuse.
+ */
+static inline bool lbomp__lowers_max(double max_new, double max)
+{
+        return max_new < max * (1.0 - 1e-9);
+}
+/* The lower bound of a step's time: L* = max(average load, largest task cost). */
+double lbomp__bound(const struct lbomp__snap *s, double avg);
 /* 0 if every task has exactly one valid destination, else -EINVAL with the first bad task. */
 int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task);
 /* Σ over links of bytes × distance between the nodes of the two tasks' workers (each link once). */

@@ -217,10 +217,11 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 lb->data.fn ? "; migrate callback set" : "");
         /* The first eleven columns are fixed (scripts read window-W as the 11th); new ones go
          * after them. */
-        fprintf(out, "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %s\n",
+        fprintf(out,
+                "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %10s %s\n",
                 "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
                 "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
-                "note");
+                "moved-B", "note");
         for (size_t i = 0; i < lb->lbs.n; i++) {
                 const struct lbomp__lbrec *r = &lb->lbs.rec[i];
                 char ej[32] = "-", pw[32] = "-";
@@ -231,12 +232,13 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
                 fprintf(out,
                         "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
                         "%10.4g "
-                        "%12.4g %10llu %s\n",
+                        "%12.4g %10llu %10llu %s\n",
                         i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
                         r->pub.apply_s, r->pub.locality_after, ej, pw, r->pub.node_migrations,
                         r->pub.move_cost, r->pub.locality_before,
                         (unsigned long long)r->pub.data_bytes,
+                        (unsigned long long)r->pub.migrated_bytes,
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
                                             : r->note);
@@ -385,7 +387,11 @@ int lbomp_report_json(const lbomp_t *lb, FILE *out)
                         ",\"data_moves\":%u,\"data_bytes\":%llu,\"data_s\":", r->pub.data_moves,
                         (unsigned long long)r->pub.data_bytes);
                 json_num(out, r->pub.data_s);
-                fprintf(out, ",\"data_error\":%d", r->pub.data_error);
+                fprintf(out, ",\"data_error\":%d,\"plan_rejected\":%s,\"imbalance_planned\":",
+                        r->pub.data_error, r->pub.plan_rejected ? "true" : "false");
+                json_num(out, r->pub.imbalance_planned);
+                fprintf(out, ",\"note\":");
+                json_str(out, r->note);
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
                 if (r->pub.kind_name[0]) { /* decentralized policies */

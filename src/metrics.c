@@ -36,6 +36,8 @@ double lbomp__bound(const struct lbomp__snap *s, double avg)
         double lstar = avg;
         for (uint32_t t = 0; t < s->ntasks; t++)
                 lstar = s->cost[t] > lstar ? s->cost[t] : lstar;
+        for (uint32_t w = 0; s->bg && w < s->nworkers; w++)
+                lstar = s->bg[w] > lstar ? s->bg[w] : lstar;
         return lstar;
 }
 

@@ -147,7 +147,8 @@ static inline bool lbomp__lowers_max(double max_new, double max)
 {
         return max_new < max * (1.0 - 1e-9);
 }
-/* The lower bound of a step's time: L* = max(average load, largest task cost). */
+/* The lower bound of a step's time: L* = max(average load, largest task cost, largest
+ * background load), no mapping can do better. */
 double lbomp__bound(const struct lbomp__snap *s, double avg);
 /* 0 if every task has exactly one valid destination, else -EINVAL with the first bad task. */
 int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task);
@@ -173,10 +174,20 @@ struct lbomp__moves {
 };
 void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
 
-/* greedy.c, shared with hierarchical. Task indices heaviest first, ties by index; the first
- * allocates (NULL on failure), the second sorts in place. */
+/* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
+ * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in
+ * place (0 or -ENOMEM). */
 uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
-void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint32_t n);
+int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n);
+
+/* pays.c: moves that pay. The loads of the current mapping into load[P] and its maximum into
+ * *max; true when that maximum is within (1 + v) of the bound L* (lbomp__bound), i.e. when no
+ * move is needed. */
+bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *max);
+/* After a plan: when dest does not lower the maximum below `max` (lbomp__lowers_max), dest
+ * becomes the current mapping again and true is returned. load[P] is scratch. */
+bool lbomp__keep_unless_lower(const struct lbomp__snap *s, uint32_t *dest, double max,
+                              double *load);
 /*
  * Greedy over a part of the machine: gives each of `tasks` (heaviest first) to the least loaded of
  * `workers`, starting from the loads load0[i] of workers[i]; ties keep a task on its worker, then

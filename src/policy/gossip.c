@@ -5,8 +5,10 @@
  * 2·ceil(log2 P) + 1 times per LB step, which bounds the phase; the phase ends when the framework
  * detects that no message is in flight. Forwarding only news (rather than on every receipt, as
  * DistributedLB does) spares the messages that would repeat a list the peers already spread.
+ * Views are bounded (trim below), so gossip costs O(P) memory and messages of O(1) size.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gossip.h"
@@ -17,17 +19,24 @@ int lbomp__gossip_init(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t
         uint32_t P = lbomp__dc_snap(dc)->nworkers, lg = 0;
         while ((1ull << lg) < P)
                 lg++;
+        /* A later phase of the same LB step reuses the lists of the last one. */
+        struct lbomp__gentry *e = g->dc == dc ? g->e : NULL, *tmp = g->dc == dc ? g->tmp : NULL;
+        uint32_t cap = g->dc == dc ? g->cap : 0;
         memset(g, 0, sizeof *g);
+        g->e = e;
+        g->tmp = tmp;
+        g->cap = cap;
         g->kind = kind;
-        g->budget = 2 * lg + 1;
+        g->budget = LBOMP__GOSSIP_BUDGET(lg);
         g->max = P;
         g->dc = dc;
         g->self = self;
         return 0;
 }
 
-/* Lists start small and double (in the worker's arena, freed with the run): a worker hears of a
- * fraction of the machine, and P lists of P entries would be 512 MiB at 4096 workers. */
+/* Lists start small and double (in the worker's arena, freed with the run). Merges keep at most
+ * LBOMP__GOSSIP_VIEW entries (below); the sender's view may grow past that by the workers that
+ * reply to its offers, never past P. */
 static int reserve(struct lbomp__gossip *g, uint32_t need)
 {
         if (need <= g->cap)
@@ -60,9 +69,11 @@ int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id)
         return lo < g->n && g->e[lo].id == id ? (int64_t)lo : -1;
 }
 
-int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load)
+int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load, double spare,
+                      double small)
 {
-        struct lbomp__gentry one = {.id = id, .ver = ver, .load = load};
+        struct lbomp__gentry one = {
+                .id = id, .ver = ver, .load = load, .spare = spare, .small = small};
         int64_t i = lbomp__gossip_find(g, id);
         if (i >= 0) {
                 if (ver >= g->e[i].ver) {
@@ -83,23 +94,110 @@ int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double
         return 0;
 }
 
-/* Linear merge of two id-sorted lists into tmp, then swap. */
+/* The rank of worker id in self's view: a hash of both, so that every worker keeps its own
+ * sample of the machine (splitmix64's finaliser). */
+uint64_t lbomp__gossip_rank(uint32_t self, uint32_t id)
+{
+        uint64_t z = ((uint64_t)self << 32 | id) + 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+}
+
+struct ranked {
+        uint64_t rank;
+        uint32_t at;
+};
+
+static bool rank_before(const struct ranked *a, const struct ranked *b)
+{
+        return a->rank < b->rank || (a->rank == b->rank && a->at < b->at);
+}
+
+static void swap_ranked(struct ranked *a, struct ranked *b)
+{
+        struct ranked x = *a;
+        *a = *b;
+        *b = x;
+}
+
+/* Quickselect (Lomuto, the middle as pivot: deterministic): the k entries of lowest rank end up
+ * first, in no order. Expected O(n). Ranks are distinct (ties go by position). */
+static void select_lowest(struct ranked *r, uint32_t n, uint32_t k)
+{
+        uint32_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+                swap_ranked(&r[lo + (hi - lo) / 2], &r[hi - 1]);
+                uint32_t store = lo;
+                for (uint32_t i = lo; i < hi - 1; i++)
+                        if (rank_before(&r[i], &r[hi - 1]))
+                                swap_ranked(&r[i], &r[store++]);
+                swap_ranked(&r[store], &r[hi - 1]);
+                if (k == store || k == store + 1)
+                        return;
+                if (k < store)
+                        hi = store;
+                else
+                        lo = store + 1;
+        }
+}
+
+/*
+ * A view of at most LBOMP__GOSSIP_VIEW entries: the worker's own entry, then those of lowest rank
+ * (a sample that differs from worker to worker). Bounding the views is what keeps gossip linear
+ * in P: with whole lists, P workers each end up knowing about P/2 receivers (P² entries held and
+ * copied; 8.6 GB at 16,384 workers). A sender needs only a few receivers per pack it sends, and
+ * different senders sampling different receivers spreads their offers. GrapevineLB gossips whole
+ * lists; this is where we depart (doc/policies.md).
+ */
+static void trim(struct lbomp__gossip *g)
+{
+        if (g->n <= LBOMP__GOSSIP_VIEW)
+                return;
+        struct ranked r[4 * LBOMP__GOSSIP_VIEW], *rk = r;
+        if (g->n > 4 * LBOMP__GOSSIP_VIEW)
+                rk = lbomp__dc_alloc(g->dc, g->self, (size_t)g->n * sizeof *rk);
+        if (!rk)
+                return; /* out of memory: keep the longer list, correct if larger */
+        for (uint32_t i = 0; i < g->n; i++)
+                rk[i] = (struct ranked){
+                        .rank = g->e[i].id == g->self ? 0
+                                                      : lbomp__gossip_rank(g->self, g->e[i].id) | 1,
+                        .at = i};
+        select_lowest(rk, g->n, LBOMP__GOSSIP_VIEW);
+        uint8_t keep[4 * LBOMP__GOSSIP_VIEW] = {0}, *kp = keep;
+        if (g->n > sizeof keep) {
+                kp = lbomp__dc_alloc(g->dc, g->self, g->n);
+                if (!kp)
+                        return;
+        }
+        for (uint32_t i = 0; i < LBOMP__GOSSIP_VIEW; i++)
+                kp[rk[i].at] = 1;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < g->n; i++)
+                if (kp[i])
+                        g->e[k++] = g->e[i];
+        g->n = k;
+}
+
+/* Linear merge of two id-sorted lists into tmp, then swap, then trim. */
 static int merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint32_t m)
 {
         uint64_t need = (uint64_t)g->n + m;
         if (reserve(g, need < g->max ? (uint32_t)need : g->max) < 0)
                 return -ENOMEM;
         uint32_t i = 0, j = 0, k = 0;
+        bool news = false;
         while ((i < g->n || j < m) && k < g->cap) {
                 if (j == m || (i < g->n && g->e[i].id < in[j].id)) {
                         g->tmp[k++] = g->e[i++];
                 } else if (i == g->n || in[j].id < g->e[i].id) {
-                        g->tmp[k++] = in[j++];
-                        g->changed = true;
+                        g->tmp[k] = in[j++];
+                        g->tmp[k++].ver |= 1u << 31; /* new here: news if it stays */
                 } else {
                         struct lbomp__gentry a = g->e[i++], b = in[j++];
                         if (b.ver > a.ver) {
-                                g->changed = true;
+                                news = true;
                                 a = b;
                         }
                         g->tmp[k++] = a;
@@ -109,6 +207,13 @@ static int merge(struct lbomp__gossip *g, const struct lbomp__gentry *in, uint32
         g->e = g->tmp;
         g->tmp = x;
         g->n = k;
+        trim(g);
+        for (uint32_t q = 0; q < g->n; q++)
+                if (g->e[q].ver & 1u << 31) {
+                        g->e[q].ver &= ~(1u << 31);
+                        news = true;
+                }
+        g->changed |= news;
         return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -238,8 +239,12 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
                         printf("}");
                 }
                 if (p->kind == LBOMP__DECENTRAL)
-                        printf(",\"packs\":%u,\"rejected\":%u,\"forced\":%u", st.packs, st.rejected,
-                               st.forced);
+                        printf(",\"packs\":%u,\"rejected\":%u,\"forced\":%u,\"withdrawn\":%u",
+                               st.packs, st.rejected, st.forced, st.withdrawn);
+                if (st.attempts) {
+                        printf(",\"attempts\":%u", st.attempts);
+                        jnum("factor", st.factor);
+                }
                 printf(",\"plan_rejected\":%s", rejected ? "true" : "false");
                 if (rejected)
                         jnum("imbalance_planned", sm->plan.lambda_planned);
@@ -402,6 +407,11 @@ static int replay(struct sim *sm)
 
 int main(int argc, char **argv)
 {
+        /* Thousands of virtual workers share this one thread and its heap: with transparent huge
+         * pages, the worker whose allocation first touches a new 2 MiB page pays for zeroing it
+         * (about 200 us, charged to one round of the decision span), a cost no real worker pays
+         * in its own small allocations. Small pages keep the span the policy's own. */
+        prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
         struct opts o;
         if (sim_parse(&o, argc, argv) < 0)
                 return 2;

@@ -18,7 +18,8 @@ static void usage(FILE *out)
         fprintf(out,
                 "usage: lbomp-sim (--trace FILE | --tasks N [--load L] [--links K])\n"
                 "                 [--profile XML] [--cores N] [--policy a,b,c] [--seed S]\n"
-                "                 [--repeat R] [--steps N] [--round-us U] [--record FILE]\n"
+                "                 [--repeat R] [--steps N] [--tolerance V] [--round-us U]\n"
+                "                 [--record FILE]\n"
                 "                 [--verify] [--json]\n"
                 "Runs balancing policies offline, through the library's own policy code.\n"
                 "  --trace FILE     replay every LB step recorded with LBOMP_TRACE=FILE\n"
@@ -43,6 +44,8 @@ static void usage(FILE *out)
                 "mapping\n"
                 "                   the previous one applied; one line per policy and step\n"
                 "                   (default 1)\n"
+                "  --tolerance V    overload the policies allow above the bound, in (0, 1]\n"
+                "                   (default 0.05, as LBOMP_TOLERANCE)\n"
                 "  --round-us U     time of one message round of a decentralized policy, added\n"
                 "                   per round to its decision span (default 1 us)\n"
                 "  --record FILE    write each policy's snapshot and plan as a trace\n"
@@ -200,9 +203,10 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         continue;
                 }
                 static const char *const with_value[] = {
-                        "--trace",      "--tasks",      "--load",  "--links",    "--profile",
-                        "--cores",      "--policy",     "--seed",  "--repeat",   "--record",
-                        "--task-bytes", "--link-bytes", "--steps", "--round-us", NULL};
+                        "--trace",   "--tasks",    "--load",       "--links",
+                        "--profile", "--cores",    "--policy",     "--seed",
+                        "--repeat",  "--record",   "--task-bytes", "--link-bytes",
+                        "--steps",   "--round-us", "--tolerance",  NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -234,6 +238,9 @@ int sim_parse(struct opts *o, int argc, char **argv)
                                 return -1;
                 } else if (strcmp(a, "--steps") == 0) {
                         if (parse_long(a, v, 1, 1000, &o->steps) < 0)
+                                return -1;
+                } else if (strcmp(a, "--tolerance") == 0) {
+                        if (parse_double(a, v, 1e-6, 1, &o->tolerance) < 0)
                                 return -1;
                 } else if (strcmp(a, "--round-us") == 0) {
                         if (parse_double(a, v, 0, 1e6, &o->round_us) < 0)

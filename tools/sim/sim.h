@@ -29,6 +29,7 @@ struct opts {
         long ring_k;
         long tasks, cores, repeat, steps;
         double round_us;
+        double tolerance; /* 0: the default (LBOMP_TOLERANCE's) */
         uint64_t seed;
         bool seed_set, json, verify;
         double task_bytes, link_bytes, base_us;

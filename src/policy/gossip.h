@@ -10,7 +10,7 @@
 
 /* Entries a worker's view keeps from gossip (a sample of the receivers, gossip.c). */
 #ifndef LBOMP__GOSSIP_VIEW
-#define LBOMP__GOSSIP_VIEW 32
+#define LBOMP__GOSSIP_VIEW 64
 #endif
 /* Sends per worker and phase, for ceil(log2 P) = lg. */
 #ifndef LBOMP__GOSSIP_BUDGET

@@ -672,7 +672,7 @@ static int roles(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                 if ((rc = assemble(st, dc, self, rules)) < 0)
                         return rc;
                 st->sender = st->npk > 0;
-        } else if (st->load < st->avg) {
+        } else if (st->load < st->ub) {
                 double small, sp = spare(st, dc, &small);
                 if ((rc = lbomp__gossip_set(&st->g, self, 0, st->load, sp, small)) < 0)
                         return rc;

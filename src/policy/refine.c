@@ -47,6 +47,7 @@ struct refine {
         uint32_t *pos;                /* [P] position of w in its node's heap */
         uint32_t *near;               /* [N * N] nodes by distance from each node */
         const uint32_t *woff, *wtask; /* each worker's tasks (the snapshot's, or built here) */
+        uint32_t *worder;             /* [P] workers node by node, ascending: the heaps' start */
         uint32_t *own_off, *own;
 };
 
@@ -273,6 +274,13 @@ static void restore(struct refine *r)
         }
         r->nlog = 0;
         memcpy(r->load, r->load0, (size_t)r->P * sizeof *r->load);
+        /* The heaps start from the same order every attempt, so that an attempt at a factor
+         * gives the same result whatever attempts ran before it. */
+        for (uint32_t n = 0, at = 0; n < r->N; n++)
+                for (uint32_t i = 0; i < r->nh[n].n; i++, at++) {
+                        r->nh[n].e[i].w = r->worder[at];
+                        r->pos[r->worder[at]] = i;
+                }
         for (uint32_t w = 0; w < r->P; w++)
                 if (r->ready[w]) {
                         uint32_t lo = r->woff[w];
@@ -343,7 +351,13 @@ static int attempt(struct refine *r, double M)
         const double *cost = s->cost;
         int rc;
         restore(r);
-        /* Shed: every worker above M gives the fewest tasks that bring it to M. */
+        /* Shed: every worker above M gives the fewest tasks that bring it to M, among those that
+         * fit on the least loaded worker when it has any (a task that fits nowhere costs moves of
+         * others to make room). */
+        double least = INFINITY;
+        for (uint32_t w = 0; w < r->P; w++)
+                least = r->load0[w] < least ? r->load0[w] : least;
+        double fit = M - least;
         r->npool = 0;
         for (uint32_t w = 0; w < r->P; w++) {
                 if (!(r->load[w] > M))
@@ -351,7 +365,9 @@ static int attempt(struct refine *r, double M)
                 if ((rc = ensure_sorted(r, w)) < 0)
                         return rc;
                 while (r->load[w] > M) {
-                        uint32_t t = choose(r, w, r->load[w] - M, INFINITY);
+                        uint32_t t = choose(r, w, r->load[w] - M, fit * (1 + 1e-12));
+                        if (t == UINT32_MAX)
+                                t = choose(r, w, r->load[w] - M, INFINITY);
                         if (t == UINT32_MAX)
                                 return 0; /* nothing left to give: background above M */
                         take_off(r, t, w);
@@ -433,8 +449,9 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         r.pos = malloc(P * sizeof *r.pos + 1);
         r.near = malloc((size_t)N * N * sizeof *r.near);
         struct went *wmem = malloc(P * sizeof *wmem + 1);
+        r.worder = malloc(P * sizeof *r.worder + 1);
         if (!r.map || !r.gone || !r.log || !r.sorted || !r.ready || !r.head || !r.tail || !r.pool ||
-            !r.ev || !r.nh || !r.pos || !r.near || !wmem)
+            !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
                 goto free_all;
         memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
         if ((rc = worker_lists(&r)) < 0)
@@ -445,6 +462,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
                 r.nh[n].e = wmem + at;
                 for (uint32_t w = 0; w < P; w++)
                         if ((uint32_t)s->wnode[w] == n) {
+                                r.worder[at + r.nh[n].n] = w;
                                 r.nh[n].e[r.nh[n].n].w = w;
                                 r.pos[w] = r.nh[n].n++;
                         }
@@ -493,8 +511,11 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
                 st->attempts++;
                 st->factor = f0 + (double)hi * 0.01;
                 rc = attempt(&r, st->factor * r.lstar);
-                if (rc == 0)
-                        rc = -EAGAIN; /* cannot happen: at max / L* nobody is above M */
+                if (rc == 0) { /* cannot happen: at max / L* nobody is above M; if it did, the
+                                  mapping stays */
+                        memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
+                        rc = 1;
+                }
         }
         if (rc < 0)
                 goto free_all;
@@ -515,6 +536,7 @@ free_all:
         free(r.pos);
         free(r.near);
         free(wmem);
+        free(r.worder);
         free(r.own_off);
         free(r.own);
 out:

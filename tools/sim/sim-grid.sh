@@ -9,24 +9,29 @@
 # KNOWN below, which are held to the lower floor given there (so the test still fails if they get
 # worse) and reported as known gaps.
 #
-#   tools/sim/sim-grid.sh [--sim PATH] [--out DIR] [--quick]
+#   tools/sim/sim-grid.sh [--sim PATH] [--out DIR] [--quick] [--plot]
 #
 # Full grid: 256, 1,024, 4,096 and 16,384 workers, 2, 8 and 64 tasks per worker, seeds 1-3
 # (bench/README.md, "Scaling"; about an hour on the 2-core development machine). --quick: 256
 # and 1,024 workers, 2 and 8 tasks per worker, seeds 1-2 (the CI property test, sim_grid; well
 # under a minute). PATH defaults to build/tools/lbomp-sim, DIR to bench/results (sim-grid.jsonl,
-# sim-grid.txt). Exit 1 when a floor or the never-worse rule fails. Runs two lbomp-sim at a time.
+# sim-grid.txt). --plot (gnuplot): sim-grid.png, efficiency after one and three LB steps (lowest over
+# loads, tasks per worker and seeds) and decision span and time (lbtest, 64 tasks per worker)
+# against workers, one line per policy. Exit 1 when a floor or the never-worse rule fails. Runs
+# two lbomp-sim at a time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sim=$root/build/tools/lbomp-sim
 out=$root/bench/results
 quick=0
+plot=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
+    --plot) plot=1 ;;
     --sim) sim=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "sim-grid: unknown argument '$1' (--sim PATH, --out DIR, --quick)" >&2; exit 2 ;;
+    *) echo "sim-grid: unknown argument '$1' (--sim PATH, --out DIR, --quick, --plot)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -68,7 +73,8 @@ printf '%s\n' "${jobs[@]}" | xargs -P 2 -I{} bash -c 'run "{}"'
 cat "$tmp"/*.jsonl > "$jsonl"
 elapsed=$SECONDS
 
-python3 - "$jsonl" "$elapsed" <<'PY' | tee "$out/$name.txt"
+status=0
+python3 - "$jsonl" "$elapsed" <<'PY' | tee "$out/$name.txt" || status=$?
 import collections, json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 floor1 = {"greedy": 0.95, "hierarchical": 0.95, "refine": 0.93, "packdrop": 0.85,
@@ -139,3 +145,65 @@ for f in fails:
 print("ok" if not worse and not fails else f"{len(worse)} worse, {len(fails)} below a floor")
 sys.exit(1 if worse or fails else 0)
 PY
+
+if [ "$plot" = 1 ]; then
+  command -v gnuplot >/dev/null || { echo "sim-grid: --plot needs gnuplot" >&2; exit 2; }
+  # One .dat per policy: workers, lowest efficiency after LB step 1 and 3, median decision span
+  # and decision time of LB step 1 at 64 tasks per worker on lbtest.
+  python3 - "$jsonl" "$out" "$name" <<'PY'
+import collections, json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+e1, e3, span, dec = (collections.defaultdict(list) for _ in range(4))
+for d in rows:
+    k = (d["policy"], d["cores"])
+    if d["lb_step"] == 0:
+        e1[k].append(d["efficiency"])
+    if d["lb_step"] == 2:
+        e3[k].append(d["efficiency"])
+    if d["lb_step"] == 0 and d["load"] == "lbtest" and d["tasks"] == 64 * d["cores"]:
+        span[k].append(d["decision_span_s"])
+        dec[k].append(d["decision_s"])
+for pol in sorted({k[0] for k in e1}):
+    with open(f"{sys.argv[2]}/{sys.argv[3]}-{pol}.dat", "w") as f:
+        f.write("# workers eff1_min eff3_min span_s decision_s (lbtest, 64 tasks per worker)\n")
+        for P in sorted({k[1] for k in e1 if k[0] == pol}):
+            k = (pol, P)
+            f.write(f"{P} {min(e1[k]):.4f} {min(e3[k]) if e3[k] else float('nan'):.4f} "
+                    f"{statistics.median(span[k]) if span[k] else float('nan'):.6g} "
+                    f"{statistics.median(dec[k]) if dec[k] else float('nan'):.6g}\n")
+PY
+  pols=(greedy refine hierarchical smart packdrop distributed)
+  cmd=""
+  i=0
+  for p in "${pols[@]}"; do
+    [ -f "$out/$name-$p.dat" ] || continue
+    cmd+="'$out/$name-$p.dat' using 1:COL with linespoints pt $((i + 5)) lc $((i + 1)) title '$p', "
+    i=$((i + 1))
+  done
+  cmd=${cmd%, }
+  gnuplot <<GP
+set terminal pngcairo size 1400,900 font ",10"
+set output '$out/$name.png'
+set multiplot layout 2,2 title "lbomp-sim --steps 3: linear, hotspot, lbtest, lbtest-iid; 2, 8, 64 tasks per worker; flat machine"
+set logscale x 2
+set xrange [180:24000]
+set xlabel 'workers'
+set grid
+set key bottom left font ",9" box opaque
+set title 'efficiency L*/max load after LB step 1 (lowest over loads, tasks per worker, seeds)'
+set yrange [0:1.02]
+plot ${cmd//COL/2}
+set title 'efficiency after LB step 3 (lowest)'
+plot ${cmd//COL/3}
+set yrange [*:*]
+set logscale y
+set format y "%g"
+set title 'decision span, s (lbtest, 64 tasks per worker; centralized: decision time)'
+plot ${cmd//COL/4}
+set title 'decision time on one thread, s (lbtest, 64 tasks per worker)'
+plot ${cmd//COL/5}
+unset multiplot
+GP
+  echo "sim-grid: plot in $out/$name.png"
+fi
+exit $status

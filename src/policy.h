@@ -198,6 +198,11 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
                          const uint32_t *workers, uint32_t nworkers, const double *load0,
                          uint32_t *dest);
 
+/* greedy.c: the plans of greedy-refine and greedy-comm (same contract as lbomp__policy.plan). */
+int lbomp__greedy_refine_plan(const struct lbomp__snap *s, uint32_t *dest,
+                              struct lbomp__pstats *st);
+int lbomp__greedy_comm_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st);
+
 /*
  * A min-heap of workers keyed by load (ties: the lower id), with each worker's position so that a
  * load can change in either direction. Workers are local indices 0..n-1; `id` (or NULL: the index

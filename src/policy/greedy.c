@@ -4,7 +4,10 @@
  * loaded workers a task keeps its worker, then prefers its own node, then the nearest. Moves pay:
  * a mapping already within (1 + v) of the bound L* is kept (an O(T) check), a task that costs
  * nothing stays where it is, and a plan that would not lower the maximum is not made. O(T) for
- * the radix sort + O(T log P) for the heap.
+ * the radix sort + O(T log P) for the heap. The same pass makes greedy-refine (GreedyRefineLB: a
+ * task stays on its worker while that worker stays under greedy's maximum) and greedy-comm
+ * (GreedyCommLB: a worker's key adds the cost of the task's links to its neighbours on other
+ * workers), whose policy files call lbomp__greedy_refine_plan / lbomp__greedy_comm_plan.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -107,9 +110,60 @@ static uint32_t pick(const struct gheap *g, const uint32_t *workers, const uint3
         return best;
 }
 
-int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
-                         const uint32_t *workers, uint32_t nworkers, const double *load0,
-                         uint32_t *dest)
+/* What a greedy pass does beyond GreedyLB (greedy-refine, greedy-comm). */
+struct mode {
+        double stay;     /* > 0: a task stays on its worker while that stays ≤ stay (raised to
+                            every load placed, GreedyRefineLB) */
+        double beta;     /* > 0: a worker's key for a task adds beta × Σ link bytes × distance to
+                            the task's neighbours placed on other workers (GreedyCommLB) */
+        uint8_t *placed; /* [T] greedy-comm: neighbours already placed */
+        uint32_t moved;  /* tasks given another worker */
+};
+
+/* Link cost of task t on worker w (global id): beta × Σ over its placed neighbours on other
+ * workers of bytes × distance between the nodes. */
+static double comm_cost(const struct lbomp__snap *s, const struct mode *m, const uint32_t *dest,
+                        uint32_t t, uint32_t w)
+{
+        double c = 0;
+        int32_t nn = (int32_t)s->nnodes, wn = s->wnode[w];
+        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
+                uint32_t b = s->link_dst[k];
+                if (!m->placed[b] || dest[b] == w)
+                        continue;
+                c += s->link_bytes[k] * s->dist[wn * nn + s->wnode[dest[b]]];
+        }
+        return m->beta * c;
+}
+
+/* Greedy-comm: among the least loaded worker (heap index r) and the workers holding the task's
+ * placed neighbours, the one of lowest load + link cost (ties: lower load, then the root).
+ * GreedyCommLB scans every worker; with link costs ≥ 0 the best is the least loaded one or one
+ * that holds a neighbour, unless a nearer node's worker is barely more loaded. */
+static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const uint32_t *local,
+                          const struct lbomp__snap *s, const struct mode *m, const uint32_t *dest,
+                          uint32_t t, uint32_t r)
+{
+        uint32_t best = r;
+        double bk = g->h[r].load + comm_cost(s, m, dest, t, workers[g->h[r].i]);
+        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
+                uint32_t b = s->link_dst[k];
+                if (!m->placed[b])
+                        continue;
+                uint32_t li = local ? local[dest[b]] : dest[b];
+                if (li >= g->n || workers[li] != dest[b])
+                        continue; /* not among these workers */
+                uint32_t hk = g->pos[li];
+                double key = g->h[hk].load + comm_cost(s, m, dest, t, dest[b]);
+                if (key < bk || (key == bk && g->h[hk].load < g->h[best].load))
+                        best = hk, bk = key;
+        }
+        return best;
+}
+
+static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                  const uint32_t *workers, uint32_t nworkers, const double *load0, uint32_t *dest,
+                  struct mode *m)
 {
         uint32_t P = nworkers;
         if (!P)
@@ -139,15 +193,33 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
         }
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
+        bool comm = m && m->beta > 0 && s->link_off;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
                 double c = s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
-                /* The root, or a worker tied with it; its load only grows: sift it down. */
-                uint32_t r = pick(&g, workers, local, s, t);
+                uint32_t cur = s->worker[t], r = UINT32_MAX;
+                if (m && m->stay > 0) { /* greedy-refine: stay while under the bound */
+                        uint32_t ci = local ? local[cur] : cur;
+                        if (ci < P && workers[ci] == cur && g.h[g.pos[ci]].load + c <= m->stay)
+                                r = g.pos[ci];
+                }
+                if (r == UINT32_MAX) {
+                        /* The root, or a worker tied with it; its load only grows. */
+                        r = pick(&g, workers, local, s, t);
+                        if (comm)
+                                r = pick_comm(&g, workers, local, s, m, dest, t, r);
+                }
                 dest[t] = workers[g.h[r].i];
                 g.h[r].load += c;
+                if (m) {
+                        m->moved += dest[t] != cur;
+                        if (m->stay > 0 && g.h[r].load > m->stay)
+                                m->stay = g.h[r].load;
+                        if (comm)
+                                m->placed[t] = 1;
+                }
                 sift_down(&g, r);
         }
 out:
@@ -157,15 +229,36 @@ out:
         return rc;
 }
 
-static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                         const uint32_t *workers, uint32_t nworkers, const double *load0,
+                         uint32_t *dest)
+{
+        return assign(s, tasks, ntasks, workers, nworkers, load0, dest, NULL);
+}
+
+enum variant { PLAIN, REFINE, COMM };
+
+/* Link costs of greedy-comm in seconds per byte and unit of normalised distance: 0.1 ns, a
+ * 10 GB/s local link (remote links cost their SLIT distance times more). A constant rather than a
+ * setting, so that a recorded trace replays to the same plan; doc/policies.md says why this value.
+ */
+#define COMM_BETA 1e-10
+
+static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st,
+                enum variant v)
 {
         (void)st;
         uint32_t P = s->nworkers, T = s->ntasks;
         uint32_t *order = malloc((size_t)T * sizeof *order + 1);
         uint32_t *workers = malloc(P * sizeof *workers + 1);
         double *load = malloc(P * sizeof *load + 1);
+        uint32_t *scratch = v == REFINE ? malloc((size_t)T * sizeof *scratch + 1) : NULL;
+        struct mode m = {0};
+        if (v == COMM && s->link_off)
+                m.placed = calloc((size_t)T + 1, 1);
         int rc = -ENOMEM;
-        if (!order || !workers || !load)
+        if (!order || !workers || !load || (v == REFINE && !scratch) ||
+            (v == COMM && s->link_off && !m.placed))
                 goto out;
         rc = 0;
         double max;
@@ -183,14 +276,48 @@ static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         }
         for (uint32_t t = 0; t < T; t++) /* free tasks stay: their (zero) load is already there */
                 dest[t] = s->worker[t];
-        if ((rc = lbomp__greedy_assign(s, order, n, workers, P, load, dest)) < 0)
+        if (v == REFINE) {
+                /* GreedyRefineLB: greedy on a scratch copy gives the bound M ... */
+                memcpy(scratch, dest, (size_t)T * sizeof *scratch);
+                if ((rc = assign(s, order, n, workers, P, load, scratch, NULL)) < 0)
+                        goto out;
+                double mg;
+                lbomp__loads(s, scratch, load);
+                lbomp__imbalance(load, P, &mg, NULL);
+                /* ... M = greedy's maximum, Charm++'s tolerance 1.0 (refine is the policy that
+                 * trades balance within LBOMP_TOLERANCE for fewer moves): a task stays wherever
+                 * its worker stays under M. */
+                m.stay = mg;
+                for (uint32_t w = 0; w < P; w++)
+                        load[w] = s->bg ? s->bg[w] : 0;
+        } else if (v == COMM) {
+                m.beta = COMM_BETA;
+        }
+        if ((rc = assign(s, order, n, workers, P, load, dest, &m)) < 0)
                 goto out;
         lbomp__keep_unless_lower(s, dest, max, load);
 out:
         free(order);
         free(workers);
         free(load);
+        free(scratch);
+        free(m.placed);
         return rc;
+}
+
+static int greedy_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+{
+        return plan(s, dest, st, PLAIN);
+}
+
+int lbomp__greedy_refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+{
+        return plan(s, dest, st, REFINE);
+}
+
+int lbomp__greedy_comm_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
+{
+        return plan(s, dest, st, COMM);
 }
 
 const struct lbomp__policy lbomp__policy_greedy = {

@@ -164,10 +164,11 @@ static void test_refine_tolerance(void)
  * it). */
 static void test_moves_pay(void)
 {
-        static const char *const names[] = {"greedy", "refine", "hierarchical", "smart"};
+        static const char *const names[] = {"greedy", "greedy-refine", "greedy-comm",
+                                            "refine", "hierarchical",  "smart"};
         static const enum synth_load loads[] = {SYNTH_UNIFORM, SYNTH_LINEAR,    SYNTH_HOTSPOT,
                                                 SYNTH_LBTEST,  SYNTH_ONE_HEAVY, SYNTH_ALL_BUT_ONE};
-        for (size_t n = 0; n < 4; n++)
+        for (size_t n = 0; n < 6; n++)
                 for (size_t l = 0; l < 6; l++)
                         for (uint32_t P = 2; P <= 128; P *= 4) {
                                 struct synth y;
@@ -202,6 +203,51 @@ static void test_moves_pay(void)
         uint32_t *g = run("greedy", &y, &st);
         ASSERT_EQ(synth_moves(&y, g), 0);
         free(g);
+        synth_free(&y);
+}
+
+/* greedy-refine (GreedyRefineLB): greedy's balance (its maximum is the bound a task may stay
+ * under) with fewer moves. */
+static void test_greedy_refine(void)
+{
+        static const enum synth_load loads[] = {SYNTH_LINEAR, SYNTH_HOTSPOT, SYNTH_LBTEST};
+        for (size_t l = 0; l < 3; l++) {
+                struct synth y;
+                ASSERT_EQ(synth_make(&y, 4096, 32, 4, loads[l], 2, 31 + l), 0);
+                struct lbomp__pstats st;
+                uint32_t *g = run("greedy", &y, &st), *r = run("greedy-refine", &y, &st);
+                double lg = synth_imbalance(&y, g), lr = synth_imbalance(&y, r);
+                printf("greedy-refine, load %zu: λ %.4f (greedy %.4f), %u moves (greedy %u)\n", l,
+                       lr, lg, synth_moves(&y, r), synth_moves(&y, g));
+                ASSERT_DLE(lr, lg * 1.01);
+                ASSERT_LT(synth_moves(&y, r), synth_moves(&y, g));
+                free(g);
+                free(r);
+                synth_free(&y);
+        }
+}
+
+/* greedy-comm (GreedyCommLB): when links cost as much as the tasks, tasks that talk stay together
+ * (a lower link cost than greedy's), at a balance within a few percent of greedy's. */
+static void test_greedy_comm(void)
+{
+        struct synth y;
+        ASSERT_EQ(synth_make(&y, 2048, 32, 4, SYNTH_LINEAR, 2, 3), 0);
+        for (uint32_t t = 0; t < y.s.ntasks; t++)
+                y.cost[t] *= 1e-6; /* 0–2 us tasks */
+        for (uint32_t k = 0; k < y.link_off[y.s.ntasks]; k++)
+                y.link_bytes[k] = 4096; /* 0.4 us per link at distance 1: as much as a task */
+        struct lbomp__pstats st;
+        uint32_t *g = run("greedy", &y, &st), *c = run("greedy-comm", &y, &st);
+        double locg = lbomp__locality_cost(&y.s, g), locc = lbomp__locality_cost(&y.s, c);
+        double lg = synth_imbalance(&y, g), lc = synth_imbalance(&y, c);
+        printf("greedy-comm: link cost %.4g (greedy %.4g), λ %.4f (greedy %.4f)\n", locc, locg, lc,
+               lg);
+        ASSERT_LT(locc, locg);
+        ASSERT_DLE(lc, 1.1);
+        ASSERT_DLE(lc, synth_imbalance(&y, y.worker));
+        free(g);
+        free(c);
         synth_free(&y);
 }
 
@@ -324,6 +370,8 @@ int main(void)
         test_refine_tolerance();
         test_moves_pay();
         test_plan_guard();
+        test_greedy_refine();
+        test_greedy_comm();
         test_deterministic();
         test_greedy_keeps_tied_task();
         test_refine_ratio_on_the_grid();

@@ -174,7 +174,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         struct gheap g = {.n = P};
         /* The children of k start at 4k + 1: with the array 16 bytes short of a cache line's
          * start, every group of four children is one line. */
-        struct gent *mem = aligned_alloc(64, ((size_t)P + 4) * sizeof *mem);
+        size_t bytes = ((size_t)P + 4) * sizeof(struct gent);
+        struct gent *mem = aligned_alloc(64, (bytes + 63) / 64 * 64); /* C11: a multiple of 64 */
         g.h = mem ? mem + 3 : NULL;
         g.pos = malloc((size_t)P * sizeof *g.pos);
         uint32_t *local = identity ? NULL : malloc((size_t)s->nworkers * sizeof *local);

@@ -34,10 +34,8 @@ enum {
 };
 
 enum { PH_START, PH_ROLES, PH_GOSSIP, PH_SEND, PH_IDLE };
-enum { PK_PENDING, PK_PLACED };
 
 #define NOWHERE    UINT32_MAX
-#define REMEMBER   4 /* targets that refused a pack, not offered it again */
 #define MAX_PHASES 6 /* phases per LB step; most runs end after 2-4 */
 #define FORCED     3 /* forced offers of a pack before it stays home */
 
@@ -58,312 +56,10 @@ struct reply {
         uint32_t pack;
         uint32_t nback; /* tasks sent back */
         double load;    /* the target's load after its decision: news for the sender's view */
-        double spare;   /* and what it could send back in a swap then (spare()) */
+        double spare;   /* and what it could send back in a swap then (lbomp__xfer_spare()) */
         double small;
         double back; /* the cost of the tasks sent back */
 };
-
-struct lbomp__xpack {
-        uint32_t first, n; /* its tasks: ptask[first .. first + n) */
-        double cost;
-        uint32_t tries;  /* normal offers made */
-        uint32_t ftries; /* forced offers made */
-        uint32_t target;
-        uint32_t nref; /* refusals so far; the last REMEMBER are in refused[] */
-        uint32_t refused[REMEMBER];
-        uint32_t state;
-        bool forced;
-};
-
-/* ---------------------------------------------------------------------------------------------
- * Tasks held
- */
-
-static int64_t held_index(const struct lbomp__xfer *st, uint32_t t)
-{
-        if (st->contiguous) { /* the usual case in the first phase: consecutive tasks */
-                if (st->ncur && t >= st->cur[0] && t - st->cur[0] < st->ncur)
-                        return (int64_t)(t - st->cur[0]);
-                return -1;
-        }
-        uint32_t lo = 0, hi = st->ncur;
-        while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (st->cur[mid] < t)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo < st->ncur && st->cur[lo] == t ? (int64_t)lo : -1;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return (x > y) - (x < y);
-}
-
-/* The tasks held now (those of the last phase that stayed, and those received) become cur. */
-static int hold(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self, const uint32_t *from,
-                uint32_t n)
-{
-        uint32_t m = 0;
-        for (uint32_t i = 0; i < st->ncur; i++)
-                m += !st->left[i];
-        if (n == 0 && st->nrecv == 0 && m == st->ncur && st->left) {
-                st->light = st->cand_back = NULL; /* nothing came or went: the same tasks */
-                st->nlight = 0;
-                return 0;
-        }
-        uint32_t *cur = lbomp__dc_alloc(dc, self, ((size_t)m + n + st->nrecv) * sizeof *cur);
-        if (!cur)
-                return -ENOMEM;
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < st->ncur; i++)
-                if (!st->left[i])
-                        cur[k++] = st->cur[i];
-        if (n)
-                memcpy(cur + k, from, (size_t)n * sizeof *cur);
-        k += n;
-        if (st->nrecv)
-                memcpy(cur + k, st->recv, (size_t)st->nrecv * sizeof *cur);
-        k += st->nrecv;
-        qsort(cur, k, sizeof *cur, cmp_u32);
-        st->cur = cur;
-        st->ncur = k;
-        st->nrecv = 0;
-        st->left = lbomp__dc_alloc(dc, self, k);
-        if (!st->left)
-                return -ENOMEM;
-        st->light = st->cand_back = NULL; /* rebuilt when a swap needs them */
-        st->nlight = 0;
-        st->contiguous = k == 0 || cur[k - 1] - cur[0] == k - 1;
-        return 0;
-}
-
-/* What this worker could send back in a swap, for the senders' views: its tasks held since the
- * phase began, all but the largest (the return value), and the smallest of them in *small. */
-static double spare(const struct lbomp__xfer *st, struct lbomp__dctx *dc, double *small)
-{
-        const double *cost = lbomp__dc_snap(dc)->cost;
-        double sum = 0, max = 0, min = INFINITY;
-        for (uint32_t i = 0; i < st->ncur; i++)
-                if (!st->left[i] && cost[st->cur[i]] > 0) {
-                        double c = cost[st->cur[i]];
-                        sum += c;
-                        max = c > max ? c : max;
-                        min = c < min ? c : min;
-                }
-        *small = min;
-        return sum - max;
-}
-
-static int receive_tasks(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
-                         const uint32_t *t, uint32_t n)
-{
-        if (st->nrecv + n > st->caprecv) {
-                uint32_t cap = 2 * (st->nrecv + n);
-                uint32_t *r = lbomp__dc_alloc(dc, self, (size_t)cap * sizeof *r);
-                if (!r)
-                        return -ENOMEM;
-                if (st->nrecv)
-                        memcpy(r, st->recv, (size_t)st->nrecv * sizeof *r);
-                st->recv = r;
-                st->caprecv = cap;
-        }
-        memcpy(st->recv + st->nrecv, t, (size_t)n * sizeof *t);
-        st->nrecv += n;
-        return 0;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * BatchAssembly
- */
-
-/* Lightest first, ties by snapshot index (deterministic). */
-static bool lighter(const double *cost, uint32_t a, uint32_t b)
-{
-        return cost[a] < cost[b] || (cost[a] == cost[b] && a < b);
-}
-
-static int by_cost(const void *a, const void *b, void *arg)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return lighter(arg, x, y) ? -1 : lighter(arg, y, x) ? 1 : 0;
-}
-
-/*
- * Connected assembly (the locality extension). A pack grows breadth-first through the links from
- * its first task (a FIFO of neighbours still here), so it is a connected piece; a new pack starts
- * from the task found earliest next to one that left (a second FIFO, over the whole assembly), so
- * that the region that leaves grows breadth-first from the boundary without leaving holes; the
- * first starts from the lightest boundary task (one that talks to another worker). The order inside
- * a run does not look at measured costs: choosing the lightest neighbour each time would ship
- * exactly the tasks whose costs were measured too low (noise on a loaded machine), and the sender
- * would end lighter, the receiver heavier than predicted.
- */
-struct assembly {
-        struct lbomp__xfer *st;
-        const struct lbomp__snap *s;
-        bool linked;
-        uint32_t *sorted; /* tasks held, lightest first (the paper's order, and the fallback) */
-        uint32_t nsorted; /* those that cost something */
-        uint32_t next;    /* cursor in sorted */
-        uint8_t *taken;   /* [ncur] */
-        uint32_t *fifo, fhead, fn;  /* frontier of the open pack */
-        uint32_t *seeds, shead, sn; /* where the next pack starts */
-};
-
-static bool remaining(const struct assembly *a, uint32_t t)
-{
-        return !a->taken[held_index(a->st, t)];
-}
-
-/* A free task is no load: it never travels. A task heavier than the worker's excess over the
- * average: moving it moves the overload. */
-static bool skip(const struct assembly *a, uint32_t t)
-{
-        return !(a->s->cost[t] > 0) || a->s->cost[t] > a->st->load - a->st->avg;
-}
-
-static uint32_t lightest_left(struct assembly *a)
-{
-        while (a->next < a->nsorted && !remaining(a, a->sorted[a->next]))
-                a->next++;
-        return a->next < a->nsorted ? a->sorted[a->next] : NOWHERE;
-}
-
-/*
- * The next task; sets *fresh when it cannot extend the open pack (a new piece starts). Without
- * links: lightest first (the paper). With links: the open pack's frontier, then the seeds,
- * skipping tasks heavier than the worker's excess over the average (moving one only moves the
- * overload); then the lightest task left, so those come last, as in the paper's order. Skipping
- * on a lower bar (say, tasks heavier than s) would be cherry-picking again: the tasks left behind
- * would be those measured too high.
- */
-static uint32_t next_task(struct assembly *a, bool open, bool *fresh)
-{
-        *fresh = false;
-        if (a->linked) {
-                while (open && a->fhead < a->fn) {
-                        uint32_t t = a->fifo[a->fhead];
-                        if (!remaining(a, t)) {
-                                a->fhead++;
-                                continue;
-                        }
-                        if (skip(a, t))
-                                break;
-                        a->fhead++;
-                        return t;
-                }
-                *fresh = open;
-                while (a->shead < a->sn) {
-                        uint32_t t = a->seeds[a->shead++];
-                        if (remaining(a, t) && !skip(a, t))
-                                return t;
-                }
-        }
-        return lightest_left(a);
-}
-
-/* The task leaves: its neighbours still here join the pack's frontier and the seeds. */
-static void take(struct assembly *a, uint32_t t)
-{
-        const struct lbomp__snap *s = a->s;
-        a->taken[held_index(a->st, t)] = 1;
-        if (!a->linked)
-                return;
-        for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++) {
-                uint32_t b = s->link_dst[k];
-                int64_t j = held_index(a->st, b);
-                if (j >= 0 && !a->taken[j]) {
-                        a->fifo[a->fn++] = b;
-                        a->seeds[a->sn++] = b;
-                }
-        }
-}
-
-static int assemble(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
-                    const struct lbomp__xfer_rules *rules)
-{
-        const struct lbomp__snap *s = lbomp__dc_snap(dc);
-        uint32_t m = st->ncur;
-        struct assembly a = {.st = st, .s = s};
-        size_t local_links = 0;
-        if (s->link_off)
-                for (uint32_t i = 0; i < m; i++)
-                        local_links += s->link_off[st->cur[i] + 1] - s->link_off[st->cur[i]];
-        a.linked = rules->locality && local_links > 0;
-        a.sorted = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *a.sorted);
-        a.taken = lbomp__dc_alloc(dc, self, m);
-        st->ptask = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->ptask);
-        st->pk = lbomp__dc_alloc(dc, self, (size_t)m * sizeof *st->pk);
-        if (a.linked) {
-                a.seeds = lbomp__dc_alloc(dc, self, (m + local_links) * sizeof *a.seeds);
-                a.fifo = lbomp__dc_alloc(dc, self, (local_links + 1) * sizeof *a.fifo);
-        }
-        if (!a.sorted || !a.taken || !st->ptask || !st->pk || (a.linked && (!a.seeds || !a.fifo)))
-                return -ENOMEM;
-        memcpy(a.sorted, st->cur, (size_t)m * sizeof *a.sorted);
-        qsort_r(a.sorted, m, sizeof *a.sorted, by_cost, (void *)s->cost);
-        uint32_t free_tasks = 0;
-        while (free_tasks < m && !(s->cost[a.sorted[free_tasks]] > 0))
-                free_tasks++;
-        a.sorted += free_tasks; /* free tasks never travel */
-        a.nsorted = m - free_tasks;
-        /* The boundary, lightest first. */
-        for (uint32_t i = 0; a.linked && i < a.nsorted; i++) {
-                uint32_t t = a.sorted[i];
-                for (uint32_t k = s->link_off[t]; k < s->link_off[t + 1]; k++)
-                        if (held_index(st, s->link_dst[k]) < 0) {
-                                a.seeds[a.sn++] = t;
-                                break;
-                        }
-        }
-        /*
-         * The paper's Algorithm 1: lightest task first (runs of linked tasks when there are
-         * links, above) into the open pack, the worker's load reduced by it; the pack closes when
-         * its cost exceeds s; stop as soon as the load is within ub, and ship the last, partial
-         * pack too. (The thesis code takes the heaviest first and never resets its pack
-         * accumulator; the policy page calls that a bug and follows the text, and so do we.) One
-         * task always stays: moving a worker's last task only moves its overload elsewhere (the
-         * rule DistributedLB follows too). Without packs (distributed), each task is its own
-         * offer, smallest first, as GrapevineLB sends them; GrapevineLB also stops before a move
-         * that would take the sender below the threshold, which leaves a worker holding two tasks
-         * larger than its excess overloaded for good, so we stop at the threshold as PackDrop does.
-         */
-        uint32_t left = a.nsorted, n = 0;
-        struct lbomp__xpack *open = NULL;
-        st->npk = 0;
-        while (st->load > st->ub && left > 1) {
-                bool fresh;
-                uint32_t t = next_task(&a, open != NULL, &fresh);
-                if (t == NOWHERE)
-                        break;
-                if (fresh && open) /* a connected piece is complete: close it even if small */
-                        open = NULL;
-                if (!open) {
-                        open = &st->pk[st->npk++];
-                        *open = (struct lbomp__xpack){.first = n, .target = NOWHERE};
-                        a.fhead = a.fn = 0;
-                }
-                st->ptask[n++] = t;
-                open->n++;
-                open->cost += s->cost[t];
-                st->load -= s->cost[t];
-                left--;
-                take(&a, t);
-                if (!rules->packs || open->cost > st->s)
-                        open = NULL;
-        }
-        st->unplaced = st->npk;
-        st->pending = 0;
-        for (uint32_t i = 0; i < st->npk; i++) {
-                lbomp__dc_count_pack(dc, self, st->pk[i].cost);
-                st->pending += st->pk[i].cost;
-        }
-        return 0;
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Offers
@@ -392,7 +88,7 @@ static int view_set(struct lbomp__xfer *st, uint32_t w, double load, double spar
 
 static bool refused(const struct lbomp__xpack *p, uint32_t w)
 {
-        for (uint32_t i = 0; i < REMEMBER && i < p->nref; i++)
+        for (uint32_t i = 0; i < LBOMP__XFER_REMEMBER && i < p->nref; i++)
                 if (p->refused[i] == w)
                         return true;
         return false;
@@ -537,10 +233,10 @@ static void place(struct lbomp__xfer *st, struct lbomp__dctx *dc, struct lbomp__
         for (uint32_t i = p->first; i < p->first + p->n; i++) {
                 uint32_t t = st->ptask[i];
                 dest[t] = target;
-                st->left[held_index(st, t)] = 1;
+                st->left[lbomp__xfer_held_index(st, t)] = 1;
         }
         p->target = target;
-        p->state = PK_PLACED;
+        p->state = LBOMP__PK_PLACED;
         st->unplaced--;
         st->pending -= p->cost;
         st->moved += p->n;
@@ -552,7 +248,7 @@ static void withdraw(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t se
         st->load += p->cost;
         st->pending -= p->cost;
         p->target = self;
-        p->state = PK_PLACED;
+        p->state = LBOMP__PK_PLACED;
         st->unplaced--;
         lbomp__dc_count(dc, self, LBOMP__DC_WITHDRAWN, 1);
 }
@@ -631,7 +327,7 @@ static int start(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self)
 {
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         uint32_t lo = s->wtask_off[self], hi = s->wtask_off[self + 1];
-        int rc = hold(st, dc, self, s->wtask + lo, hi - lo);
+        int rc = lbomp__xfer_hold(st, dc, self, s->wtask + lo, hi - lo);
         if (rc < 0)
                 return rc;
         st->load = s->bg ? s->bg[self] : 0;
@@ -669,11 +365,11 @@ static int roles(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         st->capcand = 0;
         st->npk = 0;
         if (st->load > st->ub) {
-                if ((rc = assemble(st, dc, self, rules)) < 0)
+                if ((rc = lbomp__xfer_assemble(st, dc, self, rules)) < 0)
                         return rc;
                 st->sender = st->npk > 0;
         } else if (st->load < st->ub) {
-                double small, sp = spare(st, dc, &small);
+                double small, sp = lbomp__xfer_spare(st, dc, &small);
                 if ((rc = lbomp__gossip_set(&st->g, self, 0, st->load, sp, small)) < 0)
                         return rc;
         }
@@ -703,25 +399,6 @@ static int batch_send(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t s
  * Decisions
  */
 
-/* The tasks held since the phase began, lightest first (free ones left out): what a swap sends
- * back. */
-static int lightest(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self)
-{
-        if (st->light)
-                return 0;
-        const double *cost = lbomp__dc_snap(dc)->cost;
-        st->light = lbomp__dc_alloc(dc, self, ((size_t)st->ncur + 1) * sizeof *st->light);
-        if (!st->light)
-                return -ENOMEM;
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < st->ncur; i++)
-                if (cost[st->cur[i]] > 0)
-                        st->light[n++] = st->cur[i];
-        qsort_r(st->light, n, sizeof *st->light, by_cost, (void *)cost);
-        st->nlight = n;
-        return 0;
-}
-
 /*
  * A receiver's answer to one offer, load and check updated together (the inbox is processed in
  * order, alone). Normal: accept iff the pack fits under ub. Forced, when it does not fit: of
@@ -744,14 +421,14 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         double back = 0;
         int rc;
         if (!ok && m->kind == K_FORCED && !st->sender && c > 0) {
-                if ((rc = lightest(st, dc, self)) < 0)
+                if ((rc = lbomp__xfer_lightest(st, dc, self)) < 0)
                         return rc;
                 /* Options: d = 0; one task t below c; the lightest prefix below c. */
                 double best = rl + c > sender ? rl + c : sender, prefix = 0;
                 uint32_t one = UINT32_MAX, npre = 0, bestpre = 0;
                 for (uint32_t i = 0; i < st->nlight; i++) {
                         uint32_t t = st->light[i];
-                        int64_t k = held_index(st, t);
+                        int64_t k = lbomp__xfer_held_index(st, t);
                         if (k < 0 || st->left[k])
                                 continue; /* sent back already */
                         double d = s->cost[t];
@@ -782,15 +459,15 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         }
         if (ok) {
                 st->load += o.cost - back;
-                rc = receive_tasks(st, dc, self,
-                                   (const uint32_t *)((const unsigned char *)m->data + sizeof o),
-                                   o.ntasks);
+                rc = lbomp__xfer_receive(
+                        st, dc, self, (const uint32_t *)((const unsigned char *)m->data + sizeof o),
+                        o.ntasks);
                 if (rc < 0)
                         return rc;
                 uint32_t *dest = lbomp__dc_dest(dc);
                 for (uint32_t i = 0; i < nback; i++) {
                         dest[st->cand_back[i]] = m->from;
-                        st->left[held_index(st, st->cand_back[i])] = 1;
+                        st->left[lbomp__xfer_held_index(st, st->cand_back[i])] = 1;
                 }
                 st->moved += nback;
         }
@@ -799,7 +476,7 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         if (len > sizeof buf && !(msg = lbomp__dc_alloc(dc, self, len)))
                 return -ENOMEM;
         struct reply r = {.pack = o.pack, .nback = nback, .load = st->load, .back = back};
-        r.spare = spare(st, dc, &r.small);
+        r.spare = lbomp__xfer_spare(st, dc, &r.small);
         memcpy(msg, &r, sizeof r);
         if (nback)
                 memcpy(msg + sizeof r, st->cand_back, (size_t)nback * sizeof(uint32_t));
@@ -822,7 +499,7 @@ static int answered(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t sel
                 place(st, dc, p, m->from);
                 if (rc == 0 && r.nback) { /* a swap: the receiver's lighter tasks come here */
                         st->load += r.back;
-                        rc = receive_tasks(
+                        rc = lbomp__xfer_receive(
                                 st, dc, self,
                                 (const uint32_t *)((const unsigned char *)m->data + sizeof r),
                                 r.nback);
@@ -835,7 +512,7 @@ static int answered(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t sel
                 lbomp__dc_count(dc, self, LBOMP__DC_REJECTED, 1);
                 st->rejections++;
         }
-        p->refused[p->nref++ % REMEMBER] = m->from;
+        p->refused[p->nref++ % LBOMP__XFER_REMEMBER] = m->from;
         return offer(st, dc, self, r.pack, rules); /* replies reach senders */
 }
 
@@ -923,7 +600,7 @@ int lbomp__xfer_round(struct lbomp__dctx *dc, uint32_t self, struct lbomp__xfer 
                 /* Every pack is placed or home once a round passes without a message: the phase
                  * ends on every worker in the same round, and the next one starts. */
                 if (lbomp__dc_quiet(dc, self)) {
-                        if ((rc = hold(st, dc, self, NULL, 0)) < 0)
+                        if ((rc = lbomp__xfer_hold(st, dc, self, NULL, 0)) < 0)
                                 return rc;
                         return contribute(st, dc, self);
                 }

@@ -18,7 +18,22 @@ struct lbomp__xfer_rules {
         double give_up;
 };
 
-struct lbomp__xpack; /* transfer.c */
+#define LBOMP__XFER_REMEMBER 4 /* targets that refused a pack, not offered it again */
+
+/* A pack: tasks that leave together (one task each for distributed). */
+struct lbomp__xpack {
+        uint32_t first, n; /* its tasks: ptask[first .. first + n) */
+        double cost;
+        uint32_t tries;  /* normal offers made */
+        uint32_t ftries; /* forced offers made */
+        uint32_t target;
+        uint32_t nref; /* refusals so far; the last LBOMP__XFER_REMEMBER are in refused[] */
+        uint32_t refused[LBOMP__XFER_REMEMBER];
+        uint32_t state;
+        bool forced;
+};
+
+enum { LBOMP__PK_PENDING, LBOMP__PK_PLACED };
 
 /* One worker's state for one LB step (the policy's wstate, zeroed by the framework). */
 struct lbomp__xfer {
@@ -48,6 +63,24 @@ struct lbomp__xfer {
         uint32_t rejections; /* normal offers refused in this phase */
         uint32_t known;      /* receivers known when the offers started */
 };
+
+/* assemble.c: the tasks held. Index of task t among those held at the phase's start, or -1. */
+int64_t lbomp__xfer_held_index(const struct lbomp__xfer *st, uint32_t t);
+/* The tasks held now (those of the last phase that stayed, `from` and those received) become the
+ * phase's. 0 or -ENOMEM. */
+int lbomp__xfer_hold(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
+                     const uint32_t *from, uint32_t n);
+/* Tasks that arrived in a pack: held from the next phase on. 0 or -ENOMEM. */
+int lbomp__xfer_receive(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
+                        const uint32_t *t, uint32_t n);
+/* What a swap could send back: the tasks held but the largest (returned), the smallest in *small.
+ */
+double lbomp__xfer_spare(const struct lbomp__xfer *st, struct lbomp__dctx *dc, double *small);
+/* st->light: the tasks held, lightest first (built once a phase). 0 or -ENOMEM. */
+int lbomp__xfer_lightest(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self);
+/* BatchAssembly: cuts the excess above ub into st->pk. 0 or -ENOMEM. */
+int lbomp__xfer_assemble(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
+                         const struct lbomp__xfer_rules *rules);
 
 /* The round function of a policy following `rules` (policy.h). */
 int lbomp__xfer_round(struct lbomp__dctx *dc, uint32_t self, struct lbomp__xfer *st,

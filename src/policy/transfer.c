@@ -36,7 +36,7 @@ enum {
 enum { PH_START, PH_ROLES, PH_GOSSIP, PH_SEND, PH_IDLE };
 
 #define NOWHERE    UINT32_MAX
-#define MAX_PHASES 6 /* phases per LB step; most runs end after 2-4 */
+#define MAX_PHASES 8 /* phases per LB step; most runs end after 2-4 */
 #define FORCED     3 /* forced offers of a pack before it stays home */
 
 /* Reduction slots. */
@@ -476,7 +476,10 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         if (len > sizeof buf && !(msg = lbomp__dc_alloc(dc, self, len)))
                 return -ENOMEM;
         struct reply r = {.pack = o.pack, .nback = nback, .load = st->load, .back = back};
-        r.spare = lbomp__xfer_spare(st, dc, &r.small);
+        if (nback || !(st->spare_small >= 0)) /* what a swap could send back changed */
+                st->spare = lbomp__xfer_spare(st, dc, &st->spare_small);
+        r.spare = st->spare;
+        r.small = st->spare_small;
         memcpy(msg, &r, sizeof r);
         if (nback)
                 memcpy(msg + sizeof r, st->cand_back, (size_t)nback * sizeof(uint32_t));
@@ -564,6 +567,7 @@ static int exchange(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t sel
         }
         if (noff > 1)
                 qsort(in, noff, sizeof *in, by_limit);
+        st->spare_small = -1;         /* recomputed once for this round's replies */
         if (noff && !st->cand_back) { /* at most every task held goes back */
                 st->cand_back =
                         lbomp__dc_alloc(dc, self, ((size_t)st->ncur + 1) * sizeof(uint32_t));

@@ -51,8 +51,10 @@ struct lbomp__xfer {
         bool contiguous; /* cur[i] == cur[0] + i */
         uint32_t *light; /* receiver: tasks of cur lightest first, for swaps (built when needed) */
         uint32_t nlight;
-        uint32_t *cand_back; /* scratch: the tasks a swap sends back */
-        uint32_t *ptask;     /* tasks of the packs, pack after pack */
+        uint32_t *cand_back;       /* scratch: the tasks a swap sends back */
+        double spare, spare_small; /* lbomp__xfer_spare() for this round's replies (small < 0:
+                                      not computed yet) */
+        uint32_t *ptask;           /* tasks of the packs, pack after pack */
         struct lbomp__xpack *pk;
         uint32_t npk, unplaced;
         double pending; /* cost of the packs out, neither placed nor home yet */

@@ -131,6 +131,11 @@ void lbomp__policy_help(FILE *out);
  * filled with the current workers first; on error it is left so (the mapping kept). */
 int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
                               uint32_t *dest, struct lbomp__pstats *st);
+/* The same, a decentralized policy on the virtual workers of `dec` (mailbox.h; NULL: its own),
+ * which keep their memory from one run to the next as the runtime's do between LB steps. */
+struct lbomp__dec;
+int lbomp__policy_run_offline_in(const struct lbomp__policy *p, const struct lbomp__snap *s,
+                                 uint32_t *dest, struct lbomp__pstats *st, struct lbomp__dec *dec);
 
 /* metrics.c: helpers shared by policies, the framework and the simulator. */
 /* Loads of every worker (bg + costs) under mapping `map` (a per-task worker array). */

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "lbomp.h"
+#include "mailbox.h"
 #include "plan.h"
 #include "sim.h"
 #include "trace.h"
@@ -116,7 +117,8 @@ struct sim {
         size_t dest_cap;
         struct lbomp__plan plan;
         int failures, mismatches, compared, text_header;
-        long rejected; /* plans refused by the never-worse check */
+        long rejected;          /* plans refused by the never-worse check */
+        struct lbomp__dec *dec; /* virtual workers, kept across runs as the runtime keeps its */
 };
 
 static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struct lbomp__snap *s,
@@ -139,7 +141,9 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
         for (long r = 0; r < o->repeat; r++) {
                 memset(&st, 0, sizeof st);
                 double t0 = now_s();
-                rc = lbomp__policy_run_offline(p, s, sm->dest, &st);
+                if (p->kind == LBOMP__DECENTRAL && !sm->dec && !(sm->dec = lbomp__dec_create(1)))
+                        return -ENOMEM;
+                rc = lbomp__policy_run_offline_in(p, s, sm->dest, &st, sm->dec);
                 times[r] = now_s() - t0;
                 /* A decentralized decision's critical path: the slowest worker of each round,
                  * plus the time of the round's messages, which shared memory does not show:
@@ -457,6 +461,7 @@ int main(int argc, char **argv)
         }
         free(sm.dest);
         lbomp__plan_free(&sm.plan);
+        lbomp__dec_destroy(sm.dec);
         if (ret == 0 && sm.failures)
                 ret = 1;
         return ret;

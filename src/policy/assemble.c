@@ -42,6 +42,19 @@ static int cmp_u32(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
+/* Lightest first, ties by the higher index (deterministic): the radix sort's heaviest-first order
+ * (ties by the lower index), reversed. */
+static int lightest_first(const double *cost, uint32_t *t, uint32_t n)
+{
+        int rc = lbomp__sort_tasks_desc(cost, t, n);
+        for (uint32_t i = 0; rc == 0 && i < n / 2; i++) {
+                uint32_t x = t[i];
+                t[i] = t[n - 1 - i];
+                t[n - 1 - i] = x;
+        }
+        return rc;
+}
+
 /* The tasks held now (those of the last phase that stayed, and those received) become cur. */
 int lbomp__xfer_hold(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                      const uint32_t *from, uint32_t n)
@@ -57,17 +70,31 @@ int lbomp__xfer_hold(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t se
         uint32_t *cur = lbomp__dc_alloc(dc, self, ((size_t)m + n + st->nrecv) * sizeof *cur);
         if (!cur)
                 return -ENOMEM;
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < st->ncur; i++)
-                if (!st->left[i])
-                        cur[k++] = st->cur[i];
+        /* The new tasks, sorted (the first phase's usually are already), merged into those that
+         * stayed (sorted): O(tasks held) a phase, not a sort of them all. */
+        uint32_t e = n + st->nrecv;
+        uint32_t *extra = e ? lbomp__dc_alloc(dc, self, (size_t)e * sizeof *extra) : NULL;
+        if (e && !extra)
+                return -ENOMEM;
         if (n)
-                memcpy(cur + k, from, (size_t)n * sizeof *cur);
-        k += n;
+                memcpy(extra, from, (size_t)n * sizeof *extra);
         if (st->nrecv)
-                memcpy(cur + k, st->recv, (size_t)st->nrecv * sizeof *cur);
-        k += st->nrecv;
-        qsort(cur, k, sizeof *cur, cmp_u32);
+                memcpy(extra + n, st->recv, (size_t)st->nrecv * sizeof *extra);
+        bool sorted = true;
+        for (uint32_t i = 1; i < e && sorted; i++)
+                sorted = extra[i - 1] < extra[i];
+        if (!sorted)
+                qsort(extra, e, sizeof *extra, cmp_u32);
+        uint32_t k = 0, i = 0, j = 0;
+        while (i < st->ncur || j < e) {
+                if (i < st->ncur && st->left[i]) {
+                        i++;
+                } else if (j == e || (i < st->ncur && st->cur[i] < extra[j])) {
+                        cur[k++] = st->cur[i++];
+                } else {
+                        cur[k++] = extra[j++];
+                }
+        }
         st->cur = cur;
         st->ncur = k;
         st->nrecv = 0;
@@ -118,18 +145,6 @@ int lbomp__xfer_receive(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t
 /* ---------------------------------------------------------------------------------------------
  * BatchAssembly
  */
-
-/* Lightest first, ties by snapshot index (deterministic). */
-static bool lighter(const double *cost, uint32_t a, uint32_t b)
-{
-        return cost[a] < cost[b] || (cost[a] == cost[b] && a < b);
-}
-
-static int by_cost(const void *a, const void *b, void *arg)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return lighter(arg, x, y) ? -1 : lighter(arg, y, x) ? 1 : 0;
-}
 
 /*
  * Connected assembly (the locality extension). A pack grows breadth-first through the links from
@@ -244,7 +259,8 @@ int lbomp__xfer_assemble(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_
         if (!a.sorted || !a.taken || !st->ptask || !st->pk || (a.linked && (!a.seeds || !a.fifo)))
                 return -ENOMEM;
         memcpy(a.sorted, st->cur, (size_t)m * sizeof *a.sorted);
-        qsort_r(a.sorted, m, sizeof *a.sorted, by_cost, (void *)s->cost);
+        if (lightest_first(s->cost, a.sorted, m) < 0)
+                return -ENOMEM;
         uint32_t free_tasks = 0;
         while (free_tasks < m && !(s->cost[a.sorted[free_tasks]] > 0))
                 free_tasks++;
@@ -318,7 +334,8 @@ int lbomp__xfer_lightest(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_
         for (uint32_t i = 0; i < st->ncur; i++)
                 if (cost[st->cur[i]] > 0)
                         st->light[n++] = st->cur[i];
-        qsort_r(st->light, n, sizeof *st->light, by_cost, (void *)cost);
+        if (lightest_first(cost, st->light, n) < 0)
+                return -ENOMEM;
         st->nlight = n;
         return 0;
 }

@@ -523,6 +523,12 @@ typedef struct lbomp_lb_stats {
                                                     the last */
         uint64_t kind_messages[LBOMP_MSG_KINDS]; /* messages of each kind; they add up to
                                                     `messages` */
+        /* Never worse: before a plan is applied, its maximum worker load is predicted from the
+         * measured costs; a plan that moves tasks without lowering it is not applied (the mapping
+         * is kept, migrations 0, imbalance_after = imbalance_before) and plan_rejected is 1, with
+         * imbalance_planned the λ that plan predicted (0 when not rejected). */
+        int plan_rejected;
+        double imbalance_planned;
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */

@@ -184,6 +184,16 @@ static void finish(struct lbomp *lb)
                 lbomp__plan_keep(p);
         }
         lbomp__plan_evaluate(p);
+        if (lbomp__plan_guard(p)) { /* never worse: the mapping stays */
+                r->pub.plan_rejected = 1;
+                r->pub.imbalance_planned = p->lambda_planned;
+                snprintf(r->note, sizeof r->note, "plan rejected: predicted λ %.3f ≥ current %.3f",
+                         p->lambda_planned, p->lambda);
+                if (lb->cfg.verbose)
+                        lbomp__log("lbomp: LB step %zu: %s's plan does not lower the maximum load "
+                                   "(predicted λ %.3f, current %.3f); mapping kept",
+                                   l->n - 1, pol->name, p->lambda_planned, p->lambda);
+        }
         r->pub.imbalance_after = p->lambda_new;
         r->pub.migrations = p->moves.tasks;
         r->pub.migrated_bytes = p->moves.bytes;

@@ -107,6 +107,10 @@ const struct lbomp__snap *lbomp__dc_snap(const struct lbomp__dctx *dc);
 uint32_t *lbomp__dc_dest(struct lbomp__dctx *dc);
 /* Round number of the call in progress (0 for the first). */
 uint32_t lbomp__dc_round(const struct lbomp__dctx *dc);
+/* True in lbomp__dec_run_remote: the other workers are other processes, each with a snapshot of
+ * its own, so a task index means nothing beyond this worker and a task can only leave the worker
+ * whose snapshot holds it. */
+bool lbomp__dc_remote(const struct lbomp__dctx *dc);
 
 /*
  * Sends `len` bytes to worker `to` (itself allowed), delivered at the next round. `kind` <

@@ -31,6 +31,16 @@ double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg
         return a > 0 ? mx / a : 1.0;
 }
 
+double lbomp__bound(const struct lbomp__snap *s, double avg)
+{
+        double lstar = avg;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                lstar = s->cost[t] > lstar ? s->cost[t] : lstar;
+        for (uint32_t w = 0; s->bg && w < s->nworkers; w++)
+                lstar = s->bg[w] > lstar ? s->bg[w] : lstar;
+        return lstar;
+}
+
 int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task)
 {
         /* A plan is one destination per task by construction; what can go wrong is a destination

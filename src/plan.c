@@ -1,6 +1,6 @@
 /*
- * plan.c — one LB step's plan as one object (plan.h): loads before and after, checked, evaluated
- * and applied to the task table.
+ * plan.c — one LB step's plan as one object (plan.h): loads before and after, checked, evaluated,
+ * refused when it would not lower the maximum load (never worse), and applied to the task table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +23,8 @@ int lbomp__plan_begin(struct lbomp__plan *p, const struct lbomp__snap *s, uint32
         p->max_new = p->max;
         p->lambda_new = p->lambda;
         memset(&p->moves, 0, sizeof p->moves);
+        p->rejected = false;
+        p->max_planned = p->lambda_planned = 0;
         return 0;
 }
 
@@ -41,6 +43,18 @@ void lbomp__plan_evaluate(struct lbomp__plan *p)
         lbomp__loads(p->s, p->dest, p->load_new);
         p->lambda_new = lbomp__imbalance(p->load_new, p->s->nworkers, &p->max_new, NULL);
         lbomp__moves(p->s, p->dest, &p->moves);
+}
+
+bool lbomp__plan_guard(struct lbomp__plan *p)
+{
+        if (p->moves.tasks == 0 || lbomp__lowers_max(p->max_new, p->max))
+                return false;
+        p->rejected = true;
+        p->max_planned = p->max_new;
+        p->lambda_planned = p->lambda_new;
+        lbomp__plan_keep(p);
+        lbomp__plan_evaluate(p);
+        return true;
 }
 
 void lbomp__plan_apply(const struct lbomp__plan *p, struct lbomp__tasks *tasks)

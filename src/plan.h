@@ -21,6 +21,10 @@ struct lbomp__plan {
         double max, avg, lambda;    /* before */
         double max_new, lambda_new; /* after (lbomp__plan_evaluate) */
         struct lbomp__moves moves;
+        /* lbomp__plan_guard: the policy's plan did not lower the maximum and was replaced by the
+         * current mapping; what that plan predicted. */
+        bool rejected;
+        double max_planned, lambda_planned;
 };
 
 /* Binds the plan to a snapshot and its destination array (filled with the current workers) and
@@ -32,6 +36,13 @@ int lbomp__plan_valid(const struct lbomp__plan *p, uint32_t *bad_task);
 void lbomp__plan_keep(struct lbomp__plan *p);
 /* After the policy: loads, λ and moves of dest. */
 void lbomp__plan_evaluate(struct lbomp__plan *p);
+/*
+ * Never worse (after lbomp__plan_evaluate): a plan that moves tasks must lower the predicted
+ * maximum worker load (lbomp__lowers_max); one that does not is replaced by the current mapping,
+ * re-evaluated, and true is returned with what it predicted in max_planned / lambda_planned. The
+ * prediction is lbomp__loads() of the snapshot's costs, the one place loads are computed.
+ */
+bool lbomp__plan_guard(struct lbomp__plan *p);
 /* Writes the destinations into the task table (tasks->dirty when a task moved). */
 void lbomp__plan_apply(const struct lbomp__plan *p, struct lbomp__tasks *tasks);
 void lbomp__plan_free(struct lbomp__plan *p);

@@ -131,12 +131,30 @@ void lbomp__policy_help(FILE *out);
  * filled with the current workers first; on error it is left so (the mapping kept). */
 int lbomp__policy_run_offline(const struct lbomp__policy *p, const struct lbomp__snap *s,
                               uint32_t *dest, struct lbomp__pstats *st);
+/* The same, a decentralized policy on the virtual workers of `dec` (mailbox.h; NULL: its own),
+ * which keep their memory from one run to the next as the runtime's do between LB steps. */
+struct lbomp__dec;
+int lbomp__policy_run_offline_in(const struct lbomp__policy *p, const struct lbomp__snap *s,
+                                 uint32_t *dest, struct lbomp__pstats *st, struct lbomp__dec *dec);
 
 /* metrics.c: helpers shared by policies, the framework and the simulator. */
 /* Loads of every worker (bg + costs) under mapping `map` (a per-task worker array). */
 void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
 /* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg);
+/*
+ * Whether a plan whose predicted maximum load is `max_new` pays against a current maximum `max`:
+ * it must lower it by more than rounding (sums in another order differ in the last bits). The one
+ * rule of the runtime's never-worse check (plan.c) and of every policy's own check, so that no
+ * policy ships a plan the runtime would refuse.
+ */
+static inline bool lbomp__lowers_max(double max_new, double max)
+{
+        return max_new < max * (1.0 - 1e-9);
+}
+/* The lower bound of a step's time: L* = max(average load, largest task cost, largest
+ * background load), no mapping can do better. */
+double lbomp__bound(const struct lbomp__snap *s, double avg);
 /* 0 if every task has exactly one valid destination, else -EINVAL with the first bad task. */
 int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task);
 /* Σ over links of bytes × distance between the nodes of the two tasks' workers (each link once). */
@@ -161,10 +179,20 @@ struct lbomp__moves {
 };
 void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
 
-/* greedy.c, shared with hierarchical. Task indices heaviest first, ties by index; the first
- * allocates (NULL on failure), the second sorts in place. */
+/* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
+ * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in
+ * place (0 or -ENOMEM). */
 uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
-void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint32_t n);
+int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n);
+
+/* pays.c: moves that pay. The loads of the current mapping into load[P] and its maximum into
+ * *max; true when that maximum is within (1 + v) of the bound L* (lbomp__bound), i.e. when no
+ * move is needed. */
+bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *max);
+/* After a plan: when dest does not lower the maximum below `max` (lbomp__lowers_max), dest
+ * becomes the current mapping again and true is returned. load[P] is scratch. */
+bool lbomp__keep_unless_lower(const struct lbomp__snap *s, uint32_t *dest, double max,
+                              double *load);
 /*
  * Greedy over a part of the machine: gives each of `tasks` (heaviest first) to the least loaded of
  * `workers`, starting from the loads load0[i] of workers[i]; ties keep a task on its worker, then
@@ -174,6 +202,11 @@ void lbomp__sort_by_cost_desc(const struct lbomp__snap *s, uint32_t *tasks, uint
 int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
                          const uint32_t *workers, uint32_t nworkers, const double *load0,
                          uint32_t *dest);
+
+/* greedy.c: the plans of greedy-refine and greedy-comm (same contract as lbomp__policy.plan). */
+int lbomp__greedy_refine_plan(const struct lbomp__snap *s, uint32_t *dest,
+                              struct lbomp__pstats *st);
+int lbomp__greedy_comm_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st);
 
 /*
  * A min-heap of workers keyed by load (ties: the lower id), with each worker's position so that a

@@ -302,10 +302,10 @@ static void table(const struct lbomp *lb, FILE *out)
          * after them. */
         fprintf(out,
                 "  %4s %6s %-10s %7s %7s %6s %10s %10s %12s %9s %8s %6s %10s %12s %10s %7s %7s "
-                "%7s %s\n",
+                "%7s %10s %s\n",
                 "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
                 "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
-                "λ-steps", "λ-run", "stolen", "note");
+                "λ-steps", "λ-run", "stolen", "moved-B", "note");
         for (size_t i = 0; i < lb->lbs.n; i++) {
                 const struct lbomp__lbrec *r = &lb->lbs.rec[i];
                 char ej[32] = "-", pw[32] = "-";
@@ -318,7 +318,7 @@ static void table(const struct lbomp *lb, FILE *out)
                 fprintf(out,
                         "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
                         "%10.4g "
-                        "%12.4g %10llu %7.3f %7.3f %7llu %s\n",
+                        "%12.4g %10llu %7.3f %7.3f %7llu %10llu %s\n",
                         i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
                         r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
                         r->pub.apply_s, r->pub.locality_after, ej, pw, r->pub.node_migrations,
@@ -326,6 +326,7 @@ static void table(const struct lbomp *lb, FILE *out)
                         (unsigned long long)r->pub.data_bytes, wr ? wr->imbalance_step_mean : NAN,
                         wr ? wr->imbalance_run_step_mean : NAN,
                         wr ? (unsigned long long)wr->stolen : 0ull,
+                        (unsigned long long)r->pub.migrated_bytes,
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
                                             : r->note);
@@ -533,7 +534,11 @@ static void json(const struct lbomp *lb, FILE *out)
                         ",\"data_moves\":%u,\"data_bytes\":%llu,\"data_s\":", r->pub.data_moves,
                         (unsigned long long)r->pub.data_bytes);
                 json_num(out, r->pub.data_s);
-                fprintf(out, ",\"data_error\":%d", r->pub.data_error);
+                fprintf(out, ",\"data_error\":%d,\"plan_rejected\":%s,\"imbalance_planned\":",
+                        r->pub.data_error, r->pub.plan_rejected ? "true" : "false");
+                json_num(out, r->pub.imbalance_planned);
+                fprintf(out, ",\"note\":");
+                json_str(out, r->note);
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
                 if (r->pub.kind_name[0]) { /* decentralized policies */

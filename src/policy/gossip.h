@@ -8,10 +8,21 @@
 
 #include "../mailbox.h"
 
+/* Entries a worker's view keeps from gossip (a sample of the receivers, gossip.c). */
+#ifndef LBOMP__GOSSIP_VIEW
+#define LBOMP__GOSSIP_VIEW 64
+#endif
+/* Sends per worker and phase, for ceil(log2 P) = lg. */
+#ifndef LBOMP__GOSSIP_BUDGET
+#define LBOMP__GOSSIP_BUDGET(lg) ((lg) + 1)
+#endif
+
 /* One known worker: its load as last heard, and the version of that news (newer wins). */
 struct lbomp__gentry {
         uint32_t id, ver;
         double load;
+        double spare; /* what it could send back in a swap: its load but its largest task */
+        double small; /* its smallest task */
 };
 
 struct lbomp__gossip {
@@ -29,7 +40,8 @@ int lbomp__gossip_init(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t
                        uint32_t kind);
 /* Sets (or refreshes) an entry, e.g. the worker's own offer to receive: news to forward. 0 or
  * -ENOMEM. */
-int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load);
+int lbomp__gossip_set(struct lbomp__gossip *g, uint32_t id, uint32_t ver, double load, double spare,
+                      double small);
 /* Merges every gossip message of this round's inbox. 0 or -ENOMEM. */
 int lbomp__gossip_receive(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self);
 /* If there is news and budget left: one send, the whole list to `fanout` distinct random other
@@ -45,6 +57,10 @@ int lbomp__gossip_send(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t
  */
 int lbomp__gossip_round(struct lbomp__gossip *g, struct lbomp__dctx *dc, uint32_t self,
                         bool sender);
+/* Worker id's rank in self's view: a hash of both, different from worker to worker. Views keep
+ * the entries of lowest rank; ties between equally loaded workers go by it too, so that senders
+ * that see the same loads do not all pick the same worker. */
+uint64_t lbomp__gossip_rank(uint32_t self, uint32_t id);
 /* Index of `id` in the list, or -1. */
 int64_t lbomp__gossip_find(const struct lbomp__gossip *g, uint32_t id);
 

@@ -230,11 +230,11 @@ static int attempt(struct hier *r, double f, uint32_t *moves)
 }
 
 /* Level 2 for node n: greedy over its workers, starting from their background loads. A node that
- * level 1 left alone and whose workers are all within the tolerance above the average worker load
- * keeps its mapping (dest arrives filled with it). Touches only dest[] of the node's tasks:
+ * level 1 left alone and whose workers are all within the tolerance above the bound L* keeps its
+ * mapping (dest arrives filled with it); free tasks stay. Touches only dest[] of the node's tasks:
  * independent of every other node. */
 static int balance_node(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
-                        int32_t n, bool changed, const double *wload, double avg, uint32_t *dest)
+                        int32_t n, bool changed, const double *wload, double lstar, uint32_t *dest)
 {
         uint32_t nw = 0;
         double max = 0;
@@ -244,7 +244,7 @@ static int balance_node(const struct lbomp__snap *s, const uint32_t *tasks, uint
                         max = wload[w] > max ? wload[w] : max;
                 }
         double tol = s->params ? s->params->tolerance : 0.05;
-        if (!changed && max <= (1 + tol) * avg)
+        if (!changed && max <= (1 + tol) * lstar)
                 return 0;
         uint32_t *workers = malloc(nw * sizeof *workers + 1);
         double *load0 = malloc(nw * sizeof *load0 + 1);
@@ -289,9 +289,11 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
                 rc = -ENOMEM;
                 goto out;
         }
-        lbomp__loads(s, s->worker, wload);
-        double avg;
+        double avg, max;
+        if (lbomp__within_tolerance(s, wload, &max))
+                goto out; /* moves must pay: the mapping stays */
         lbomp__imbalance(wload, P, NULL, &avg);
+        double lstar = lbomp__bound(s, avg);
         for (uint32_t w = 0; w < P; w++) {
                 r.nw[s->wnode[w]]++;
                 r.load0[s->wnode[w]] += wload[w];
@@ -303,7 +305,7 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
                         worst = r.load0[n] / r.target[n];
         }
         /* Level 1, loosening the factor as refine does when it gets stuck. */
-        double f0 = s->params ? s->params->refine_factor : 1.05;
+        double f0 = 1 + (s->params ? s->params->tolerance : 0.05);
         uint32_t moves = 0;
         st->attempts = 1;
         st->factor = f0;
@@ -344,7 +346,9 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
         for (uint32_t n = 0; n < N && rc == 0; n++) /* independent: one thread per node would do */
                 if (node_off[n + 1] > node_off[n])
                         rc = balance_node(s, by_node + node_off[n], node_off[n + 1] - node_off[n],
-                                          (int32_t)n, changed[n], wload, avg, dest);
+                                          (int32_t)n, changed[n], wload, lstar, dest);
+        if (rc == 0)
+                lbomp__keep_unless_lower(s, dest, max, wload);
 out:
         for (uint32_t n = 0; r.hp && n < N; n++)
                 free(r.hp[n].e);

@@ -2,7 +2,8 @@
  * smart.c — the centralized threshold balancer SmartLB (dos Santos et al., WSCAD 2018), as
  * POLICIES.md restates it: nothing moves while 1 − min/max is within the threshold; otherwise the
  * tasks are walked in order and a task of a worker at or above the average goes to the currently
- * least loaded worker if that worker stays at or below the average. Few migrations by design.
+ * least loaded worker if that worker stays at or below the average. Few migrations by design, and
+ * none when they would not lower the maximum load (moves must pay, doc/policies.md).
  * (The paper's listing compares min/max the wrong way round; its text states the rule used here.)
  */
 #include <errno.h>
@@ -38,6 +39,9 @@ static int smart_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp_
                 lbomp__wheap_down(&h, h.pos[to]);
                 lbomp__wheap_up(&h, h.pos[from]);
         }
+        /* Moves must pay: when the rule could not bring the maximum down (a worker at the maximum
+         * whose tasks fit nowhere under the average), nothing moves. */
+        lbomp__keep_unless_lower(s, dest, max, h.load);
 out:
         lbomp__wheap_free(&h);
         return rc;

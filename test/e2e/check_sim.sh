@@ -74,7 +74,7 @@ bad "no input" --cores 4
 bad "no machine" --tasks 100
 bad "--tasks '0'" --tasks 0 --cores 4
 bad "--tasks 'x'" --tasks x --cores 4
-bad "--cores '5000'" --tasks 10 --cores 5000
+bad "--cores '70000'" --tasks 10 --cores 70000
 bad "--load 'zipf'" --tasks 10 --cores 4 --load zipf
 bad "--links 'ring:0'" --tasks 10 --cores 4 --links ring:0
 bad "--links 'torus'" --tasks 10 --cores 4 --links torus

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "lbomp.h"
+#include "mailbox.h"
 #include "plan.h"
 #include "sim.h"
 #include "trace.h"
@@ -115,6 +117,8 @@ struct sim {
         size_t dest_cap;
         struct lbomp__plan plan;
         int failures, mismatches, compared, text_header;
+        long rejected;          /* plans refused by the never-worse check */
+        struct lbomp__dec *dec; /* virtual workers, kept across runs as the runtime keeps its */
 };
 
 static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struct lbomp__snap *s,
@@ -137,9 +141,16 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
         for (long r = 0; r < o->repeat; r++) {
                 memset(&st, 0, sizeof st);
                 double t0 = now_s();
-                rc = lbomp__policy_run_offline(p, s, sm->dest, &st);
+                if (p->kind == LBOMP__DECENTRAL && !sm->dec && !(sm->dec = lbomp__dec_create(1)))
+                        return -ENOMEM;
+                rc = lbomp__policy_run_offline_in(p, s, sm->dest, &st, sm->dec);
                 times[r] = now_s() - t0;
-                spans[r] = p->kind == LBOMP__DECENTRAL ? st.span_s : times[r];
+                /* A decentralized decision's critical path: the slowest worker of each round,
+                 * plus the time of the round's messages, which shared memory does not show:
+                 * --round-us per round (collectives counted as their ceil(log2 P) rounds). */
+                spans[r] = p->kind == LBOMP__DECENTRAL
+                                   ? st.span_s + (double)st.rounds * o->round_us * 1e-6
+                                   : times[r];
                 if (rc < 0)
                         break;
         }
@@ -159,8 +170,12 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
         double imb_after = NAN, eff = NAN, loc_after = NAN;
         uint64_t migrations = 0, mig_bytes = 0;
         long plan_diff = -1;
+        bool rejected = false;
         if (rc == 0) {
                 lbomp__plan_evaluate(&sm->plan);
+                /* What the runtime applies: a plan that does not lower the maximum is refused. */
+                rejected = lbomp__plan_guard(&sm->plan);
+                sm->rejected += rejected;
                 imb_after = sm->plan.lambda_new;
                 eff = sm->plan.max_new > 0 ? b->lstar / sm->plan.max_new : 1.0;
                 loc_after = lbomp__locality_cost(s, sm->dest);
@@ -228,12 +243,23 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
                         printf("}");
                 }
                 if (p->kind == LBOMP__DECENTRAL)
-                        printf(",\"packs\":%u,\"rejected\":%u,\"forced\":%u", st.packs, st.rejected,
-                               st.forced);
+                        printf(",\"packs\":%u,\"rejected\":%u,\"forced\":%u,\"withdrawn\":%u",
+                               st.packs, st.rejected, st.forced, st.withdrawn);
+                if (st.attempts) {
+                        printf(",\"attempts\":%u", st.attempts);
+                        jnum("factor", st.factor);
+                }
+                printf(",\"plan_rejected\":%s", rejected ? "true" : "false");
+                if (rejected)
+                        jnum("imbalance_planned", sm->plan.lambda_planned);
                 jnum("decision_s", decision);
                 jnum("decision_span_s", span);
                 jnum("decision_min_s", decision_min);
                 jnum("decision_span_min_s", span_min);
+                if (p->kind == LBOMP__DECENTRAL) {
+                        jnum("round_us", o->round_us);
+                        jnum("span_compute_s", st.span_s);
+                }
                 printf(",\"repeat\":%ld", nrun);
                 jnum("setup_s", setup_s);
                 jnum("peak_rss_mb", rss);
@@ -267,6 +293,8 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
                        (unsigned long long)st.messages, st.rounds, decision, span, rss);
                 if (org->rec && plan_diff >= 0)
                         printf("  %s %ld differ", same_policy ? "same policy," : "", plan_diff);
+                if (rejected)
+                        printf("  plan rejected: predicted λ %.4f", sm->plan.lambda_planned);
                 if (err)
                         printf("  error: %s", err);
                 printf("\n");
@@ -285,6 +313,44 @@ static int run_all(struct sim *sm, const struct lbomp__snap *s, const struct ori
         for (int i = 0; i < sm->o->npol && rc == 0; i++)
                 rc = run_policy(sm, sm->o->pol[i], s, &b, org, setup_s);
         free(b.load);
+        return rc;
+}
+
+/*
+ * --steps N on a synthetic workload: each policy runs N LB steps on the same costs, each from the
+ * mapping the previous one applied (after the never-worse check), with the runtime's seed of
+ * that LB step; then the first mapping is restored for the next policy.
+ */
+static int run_steps(struct sim *sm, struct world *w, const struct origin *org, double setup_s)
+{
+        const struct opts *o = sm->o;
+        uint32_t T = w->s->ntasks;
+        struct lbomp__snap_arrays a = lbomp__snap_arrays(w->sb);
+        uint32_t *first = malloc(((size_t)T + 1) * sizeof *first);
+        if (!first)
+                return -ENOMEM;
+        memcpy(first, a.worker, (size_t)T * sizeof *first);
+        int rc = 0;
+        for (int i = 0; i < o->npol && rc == 0; i++) {
+                for (long k = 0; k < o->steps && rc == 0; k++) {
+                        struct lbomp__snap s = *w->s;
+                        s.seed = lbomp__snap_seed(o->seed, (uint64_t)k);
+                        s.lb_step = (uint64_t)k;
+                        struct before b;
+                        if (measure_before(&s, &b) < 0)
+                                rc = -ENOMEM;
+                        else
+                                rc = run_policy(sm, o->pol[i], &s, &b, org, setup_s);
+                        free(b.load);
+                        if (rc == 0 && k + 1 < o->steps) {
+                                memcpy(a.worker, sm->dest, (size_t)T * sizeof *a.worker);
+                                lbomp__snap_rebuild(w->sb);
+                        }
+                }
+                memcpy(a.worker, first, (size_t)T * sizeof *a.worker);
+                lbomp__snap_rebuild(w->sb);
+        }
+        free(first);
         return rc;
 }
 
@@ -345,6 +411,11 @@ static int replay(struct sim *sm)
 
 int main(int argc, char **argv)
 {
+        /* Thousands of virtual workers share this one thread and its heap: with transparent huge
+         * pages, the worker whose allocation first touches a new 2 MiB page pays for zeroing it
+         * (about 200 us, charged to one round of the decision span), a cost no real worker pays
+         * in its own small allocations. Small pages keep the span the policy's own. */
+        prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
         struct opts o;
         if (sim_parse(&o, argc, argv) < 0)
                 return 2;
@@ -380,7 +451,7 @@ int main(int argc, char **argv)
                                      .links = o.links_name,
                                      .ncores = w.ncores,
                                      .wcore = w.wcore};
-                rc = run_all(&sm, w.s, &org, setup);
+                rc = o.steps > 1 ? run_steps(&sm, &w, &org, setup) : run_all(&sm, w.s, &org, setup);
                 sim_world_free(&w);
                 ret = rc < 0 ? 1 : 0;
                 if (rc == -ENOMEM)
@@ -392,6 +463,7 @@ int main(int argc, char **argv)
         }
         free(sm.dest);
         lbomp__plan_free(&sm.plan);
+        lbomp__dec_destroy(sm.dec);
         if (ret == 0 && sm.failures)
                 ret = 1;
         return ret;

@@ -18,7 +18,9 @@ static void usage(FILE *out)
         fprintf(out,
                 "usage: lbomp-sim (--trace FILE | --tasks N [--load L] [--links K])\n"
                 "                 [--profile XML] [--cores N] [--policy a,b,c] [--seed S]\n"
-                "                 [--repeat R] [--record FILE] [--verify] [--json]\n"
+                "                 [--repeat R] [--steps N] [--tolerance V] [--round-us U]\n"
+                "                 [--record FILE]\n"
+                "                 [--verify] [--json]\n"
                 "Runs balancing policies offline, through the library's own policy code.\n"
                 "  --trace FILE     replay every LB step recorded with LBOMP_TRACE=FILE\n"
                 "  --tasks N        synthetic workload of N tasks, block-mapped onto the workers\n"
@@ -32,12 +34,20 @@ static void usage(FILE *out)
                 "  --task-bytes B   data bytes per task (default 4096)\n"
                 "  --link-bytes B   bytes per link and step (default 1024)\n"
                 "  --profile XML    a numa-profiles/ file: its nodes, distances and cores\n"
-                "  --cores N        N workers (spread over the profile's cores; without a\n"
-                "                   profile, one node); default: the profile's core count\n"
+                "  --cores N        N workers, 1 to 65536 (spread over the profile's cores;\n"
+                "                   without a profile, one node); default: the profile's cores\n"
                 "  --policy LIST    comma-separated, from: %s; or all (default greedy)\n"
                 "  --seed S         seed of the workload and of the policies (a trace keeps its\n"
                 "                   recorded seeds unless --seed is given)\n"
                 "  --repeat R       run each policy R times, report the median times (default 1)\n"
+                "  --steps N        synthetic: N LB steps on the same costs, each from the "
+                "mapping\n"
+                "                   the previous one applied; one line per policy and step\n"
+                "                   (default 1)\n"
+                "  --tolerance V    overload the policies allow above the bound, in (0, 1]\n"
+                "                   (default 0.05, as LBOMP_TOLERANCE)\n"
+                "  --round-us U     time of one message round of a decentralized policy, added\n"
+                "                   per round to its decision span (default 1 us)\n"
                 "  --record FILE    write each policy's snapshot and plan as a trace\n"
                 "  --verify         with --trace: exit 1 unless replaying the recorded policy\n"
                 "                   reproduces every recorded plan\n"
@@ -177,7 +187,9 @@ int sim_parse(struct opts *o, int argc, char **argv)
                            .seed = 1,
                            .task_bytes = 4096,
                            .link_bytes = 1024,
-                           .base_us = 100};
+                           .base_us = 100,
+                           .steps = 1,
+                           .round_us = 1.0};
         bool have_load = false, have_links = false;
         const char *policies = "greedy";
         for (int i = 1; i < argc; i++) {
@@ -195,10 +207,13 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         continue;
                 }
                 static const char *const with_value[] = {
-                        "--trace",   "--tasks",        "--load",       "--links",
-                        "--profile", "--cores",        "--policy",     "--seed",
-                        "--repeat",  "--record",       "--task-bytes", "--link-bytes",
-                        "--ranks",   "--rank-threads", "--inner",      NULL};
+                        "--trace",  "--tasks",        "--load",
+                        "--links",  "--profile",      "--cores",
+                        "--policy", "--seed",         "--repeat",
+                        "--record", "--task-bytes",   "--link-bytes",
+                        "--ranks",  "--rank-threads", "--inner",
+                        "--steps",  "--round-us",     "--tolerance",
+                        NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -227,6 +242,15 @@ int sim_parse(struct opts *o, int argc, char **argv)
                                 return -1;
                 } else if (strcmp(a, "--repeat") == 0) {
                         if (parse_long(a, v, 1, 1000, &o->repeat) < 0)
+                                return -1;
+                } else if (strcmp(a, "--steps") == 0) {
+                        if (parse_long(a, v, 1, 1000, &o->steps) < 0)
+                                return -1;
+                } else if (strcmp(a, "--tolerance") == 0) {
+                        if (parse_double(a, v, 1e-6, 1, &o->tolerance) < 0)
+                                return -1;
+                } else if (strcmp(a, "--round-us") == 0) {
+                        if (parse_double(a, v, 0, 1e6, &o->round_us) < 0)
                                 return -1;
                 } else if (strcmp(a, "--seed") == 0) {
                         if (parse_u64(a, v, &o->seed) < 0)
@@ -307,12 +331,13 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 return 0;
         }
         if (o->trace) {
-                const char *clash = o->tasks     ? "--tasks"
-                                    : have_load  ? "--load"
-                                    : have_links ? "--links"
-                                    : o->profile ? "--profile"
-                                    : o->cores   ? "--cores"
-                                                 : NULL;
+                const char *clash = o->tasks       ? "--tasks"
+                                    : have_load    ? "--load"
+                                    : have_links   ? "--links"
+                                    : o->profile   ? "--profile"
+                                    : o->cores     ? "--cores"
+                                    : o->steps > 1 ? "--steps"
+                                                   : NULL;
                 if (clash) {
                         fprintf(stderr,
                                 "lbomp-sim: %s cannot be combined with --trace: a trace carries "

@@ -14,7 +14,7 @@
 
 #define MAX_POLICIES 32
 #define MAX_TASKS    100000000L
-#define MAX_CORES    4096
+#define MAX_CORES    65536
 
 enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST, LOAD_LBTEST_IID };
 enum links { LINKS_NONE, LINKS_RING, LINKS_MESH2D, LINKS_MESH3D };
@@ -27,7 +27,9 @@ struct opts {
         enum load load;
         enum links links;
         long ring_k;
-        long tasks, cores, repeat;
+        long tasks, cores, repeat, steps;
+        double round_us;
+        double tolerance; /* 0: the default (LBOMP_TOLERANCE's) */
         uint64_t seed;
         bool seed_set, json, verify;
         double task_bytes, link_bytes, base_us;

@@ -193,6 +193,8 @@ int sim_build_world(struct world *w, const struct opts *o)
                         lbomp__snap_link(w->sb, i, fw[j], o->link_bytes);
         }
         w->params = lbomp__params_default();
+        if (o->tolerance > 0)
+                w->params.tolerance = o->tolerance;
         w->s = lbomp__snap_end(w->sb, lbomp__snap_seed(o->seed, 0), 0, &w->params);
         return 0;
 }

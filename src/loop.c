@@ -391,6 +391,10 @@ void lbomp_for_end(lbomp_for_t *f)
         if (!f->active)
                 return;
         f->active = 0;
+        /* A break out of the body's last chunk leaves no chunk undone for lbomp_iter_end to
+         * count: the chunk it left counts, so that the run still reports -EINTR. */
+        if (f->left && f->it.active)
+                lbomp__barrier_add(&f->it.lb->team.bar, 1);
         lbomp_iter_end(&f->it);
         if (omp_get_thread_num() == 0) {
                 struct lbomp__loop *l = f->loop;

@@ -46,6 +46,28 @@ WORKLOADS = {
                  "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 60 --period 10",
                  "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 150 --period 10"),
 }
+
+# memtask: tasks that own memory (bench/README.md, "Workloads where data lives with tasks"). The
+# working set selects the cache level: l2 = 0.5 MiB (a quarter of a core's L2 per thread),
+# l3 = 8 MiB, dram = 64 MiB (twice the L3). No --period: the library's default is part of what
+# is measured (the baselines' λ windows stay 10 steps).
+MEM_LEVELS = {"l2": ("--size small", 10000, 40000), "l3": ("--size default", 1000, 4000),
+              "dram": ("--size large", 60, 200)}
+MEM_QUICK = {"mem-balanced-l2", "mem-cluster-l2", "mem-hotspot-l3", "mem-drift-l3",
+             "mem-moving-l3", "mem-stencil-cluster-l3"}
+for _pat in ("balanced", "cluster", "hotspot", "drift", "moving"):
+    for _lvl, (_size, _qi, _fi) in MEM_LEVELS.items():
+        WORKLOADS[f"mem-{_pat}-{_lvl}"] = ("memtask", f"--load {_pat} {_size} --iters {_qi}",
+                                            f"--load {_pat} {_size} --iters {_fi}")
+for _pat in ("cluster", "moving"):
+    WORKLOADS[f"mem-stencil-{_pat}-l3"] = ("memtask",
+                                           f"--kernel stencil --load {_pat} --size default --iters 500",
+                                           f"--kernel stencil --load {_pat} --size default --iters 2000")
+# --quick runs the existing workloads and this short subset of the memtask ones
+QUICK_SKIP = {w for w in WORKLOADS if w.startswith("mem-") and w not in MEM_QUICK}
+# Workloads whose load is balanced (issue 12: the default must be ≤ 1.02 × the best OpenMP
+# schedule there, ≤ 1.00 × on the others, ≤ 0.90 × on the imbalanced memory-owning ones).
+BALANCED = {"stencil3d", "overhead"} | {w for w in WORKLOADS if w.startswith("mem-balanced-")}
 STEAL_POLICIES = ["none", "greedy", "refine"]
 
 
@@ -67,11 +89,15 @@ def has_steal(build):
 
 
 def variants(policies, steal):
-    v = [(p, p, {}) for p in policies]
+    # `default`: no --policy and no LBOMP_* variable, i.e. what a user gets as lbomp comes
+    v = [("default", "", {})]
+    if steal:
+        v += [("default+steal", "", {"LBOMP_STEAL": "all"})]
+    v += [(p, p, {}) for p in policies]
     if steal:
         v += [(p + "+steal", p, {"LBOMP_STEAL": "all"}) for p in STEAL_POLICIES if p in policies]
     v += [(b, None, {}) for b in BASELINES]
-    return v  # (label, policy or None for a baseline, extra environment)
+    return v  # (label, policy ("" = the library's default) or None for a baseline, environment)
 
 
 def fmt_s(s):
@@ -82,7 +108,8 @@ def fmt_s(s):
 def run_matrix(a, policies, vlist, outdir):
     os.makedirs(os.path.join(outdir, "reports"), exist_ok=True)
     rows = []
-    names = [w for w in WORKLOADS if not a.only or w in a.only]
+    names = [w for w in WORKLOADS if w in a.only] if a.only else \
+        [w for w in WORKLOADS if not (a.quick and w in QUICK_SKIP)]
     total = a.repeats * len(names) * len(vlist)
     done, t0 = 0, time.time()
     for r in range(1, a.repeats + 1):
@@ -97,11 +124,12 @@ def run_matrix(a, policies, vlist, outdir):
                 sys.stderr.flush()
                 cmd = [os.path.join(a.build, "bench", binary)] + (quick if a.quick else full).split()
                 cmd += ["--threads", str(a.threads), "--json"]
-                cmd += ["--policy", policy] if policy else ["--baseline", label]
+                cmd += ["--policy", policy] if policy else [] if policy == "" else ["--baseline", label]
                 report = os.path.join(outdir, "reports", f"{w}__{label}.json")
                 if r == a.repeats:
                     cmd += ["--report-json", report]
-                e = {**os.environ, **env}
+                # every variant starts from no LBOMP_* variable: only its own are set
+                e = {**{k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}, **env}
                 p = subprocess.run(cmd, env=e, capture_output=True, text=True)
                 if p.returncode != 0:
                     sys.stderr.write("\n")
@@ -217,6 +245,22 @@ def targets(summary, rows):
     return lines, ns
 
 
+def targets_default(summary):
+    """Issue 12's targets: the default configuration on every workload."""
+    lines = []
+    for s in summary:
+        if s["variant"] != "default":
+            continue
+        w = s["workload"]
+        mem = w.startswith("mem-")
+        kind = ("balanced" if w in BALANCED else "imbalanced") + (", owns memory" if mem else "")
+        target = 1.02 if w in BALANCED else 0.90 if mem else 1.00
+        r = s["ratio_best_omp"]
+        lines.append(f"| {w} | {kind} | {s['best_omp']} | {r:.2f} | ≤ {target:.2f} | "
+                     f"{'met' if r <= target else 'MISSED'} | {s['min_ratio_best_omp']:.2f} |")
+    return lines
+
+
 def write_md(path, summary, bad, m):
     with open(path, "w") as f:
         f.write(f"# bench/run results\n\n")
@@ -264,6 +308,15 @@ def write_md(path, summary, bad, m):
                     f"(t_none − t_static) × threads / tasks per step): {ns[0]:.0f} ns from the "
                     f"median steps, {ns[1]:.0f} ns from the median totals, {ns[2]:.0f} ns from "
                     f"the fastest runs\n")
+        lines12 = targets_default(summary)
+        if lines12:
+            f.write("\n## Targets (issue 12): the default configuration against the best OpenMP "
+                    "schedule\n\n`default` = no `--policy`, no `LBOMP_*` variable. Target: ≤ 1.02 × "
+                    "on balanced workloads, ≤ 1.00 × on imbalanced ones, ≤ 0.90 × on imbalanced "
+                    "memory-owning ones (memtask).\n\n| workload | kind | best OpenMP | default "
+                    "÷ best omp (medians) | target | verdict | fastest runs |\n"
+                    "|---|---|---|---|---|---|---|\n")
+            f.write("\n".join(lines12) + "\n")
         for w in dict.fromkeys(s["workload"] for s in summary):
             ss = [s for s in summary if s["workload"] == w]
             f.write(f"\n## {w}\n\n`{ss[0]['command'].split(' --policy')[0].split(' --baseline')[0]}`\n\n")
@@ -390,6 +443,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--only", type=lambda s: s.split(","), help="comma-separated workload names: "
                     + ", ".join(WORKLOADS))
+    ap.add_argument("--variants", type=lambda s: s.split(","),
+                    help="comma-separated variant labels to run (default: all), e.g. "
+                    "default,default+steal,greedy,omp-static,omp-dynamic,omp-guided,omp-tasks")
     ap.add_argument("--replot", action="store_true",
                     help="run nothing: rebuild summary, table and plots from the output folder's "
                     "runs.csv and meta.json")
@@ -407,6 +463,14 @@ def main():
     policies = discover_policies(a.build)
     steal = has_steal(a.build)
     vlist = variants(policies, steal)
+    if a.variants:
+        labels = [label for label, _, _ in vlist]
+        for v in a.variants:
+            if v not in labels:
+                ap.error(f"unknown variant '{v}'; valid: {', '.join(labels)}")
+        if not any(label in BASELINES for label in a.variants):
+            ap.error("--variants needs at least one OpenMP baseline (ratios are to the best one)")
+        vlist = [x for x in vlist if x[0] in a.variants]
     cmdline = "bench/run " + " ".join(sys.argv[3:])
     log(f"bench/run: policies {', '.join(policies)}; stealing {'yes' if steal else 'no'}; "
         f"{len(vlist)} variants × {len(a.only or WORKLOADS)} workloads × {a.repeats} repeats → {outdir}")

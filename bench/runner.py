@@ -2,18 +2,22 @@
 """bench/runner.py — the matrix behind bench/run (standard library only).
 
 Workloads × variants × repeats, interleaved (every variant of every workload once per repeat, in
-the same order) so that the machine's drift hits them alike. Variants: every policy the library
-lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the library has
-stealing), and the OpenMP baselines. Writes into the output folder:
+the same order) so that the machine's drift hits them alike. Variants: the library's default
+(`default`: no --policy, no LBOMP_* variable; `default+steal`: LBOMP_STEAL=all), every policy the
+library lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the
+library has stealing), and the OpenMP baselines; every variant starts from an environment without
+LBOMP_* variables. Writes into the output folder:
   runs.csv     one row per run (every JSON key of the benchmark)
   summary.csv  medians per workload and variant, ratios to `none` and to the best OpenMP baseline
-  results.md   the Markdown table, the targets of issue 6 and the overhead in ns per task
+  results.md   the Markdown table, the targets of issues 6 and 12 and the overhead in ns per task
   reports/     the library's JSON report (or the baseline's windows) of each variant's last repeat
+               (gzipped, *.json.gz, above 256 KiB)
   *.png        gnuplot plots: total time per variant, λ per window over the run, migrations and
                decision time per policy
 """
 import argparse
 import csv
+import gzip
 import json
 import math
 import os
@@ -51,7 +55,7 @@ WORKLOADS = {
 # working set selects the cache level: l2 = 0.5 MiB (a quarter of a core's L2 per thread),
 # l3 = 8 MiB, dram = 64 MiB (twice the L3). No --period: the library's default is part of what
 # is measured (the baselines' λ windows stay 10 steps).
-MEM_LEVELS = {"l2": ("--size small", 10000, 40000), "l3": ("--size default", 1000, 4000),
+MEM_LEVELS = {"l2": ("--size small", 10000, 20000), "l3": ("--size default", 1000, 4000),
               "dram": ("--size large", 60, 200)}
 MEM_QUICK = {"mem-balanced-l2", "mem-cluster-l2", "mem-hotspot-l3", "mem-drift-l3",
              "mem-moving-l3", "mem-stencil-cluster-l3"}
@@ -69,6 +73,7 @@ QUICK_SKIP = {w for w in WORKLOADS if w.startswith("mem-") and w not in MEM_QUIC
 # schedule there, ≤ 1.00 × on the others, ≤ 0.90 × on the imbalanced memory-owning ones).
 BALANCED = {"stencil3d", "overhead"} | {w for w in WORKLOADS if w.startswith("mem-balanced-")}
 STEAL_POLICIES = ["none", "greedy", "refine"]
+REPORT_GZIP_BYTES = 256 << 10  # reports larger than this are kept gzipped (reports/*.json.gz)
 
 
 def log(msg):
@@ -135,6 +140,11 @@ def run_matrix(a, policies, vlist, outdir):
                     sys.stderr.write("\n")
                     log(f"bench/run: FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
                     sys.exit(1)
+                if r == a.repeats and os.path.getsize(report) > REPORT_GZIP_BYTES:
+                    # tens of thousands of short steps: keep the folder small enough to publish
+                    with open(report, "rb") as fi, gzip.open(report + ".gz", "wb") as fo:
+                        shutil.copyfileobj(fi, fo)
+                    os.remove(report)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
                 d.update(workload=w, variant=label, repeat=r,
                          steal=env.get("LBOMP_STEAL", "off"),
@@ -381,9 +391,12 @@ plot "{dat}" using 1:3:($4==1?0x3366cc:0xdd8833):xtic(2) with boxes lc rgb varia
             if s["workload"] != w:
                 continue
             rp = os.path.join(outdir, "reports", f"{w}__{s['variant']}.json")
-            if not os.path.exists(rp):
+            if os.path.exists(rp):
+                rep = json.load(open(rp))
+            elif os.path.exists(rp + ".gz"):
+                rep = json.load(gzip.open(rp + ".gz", "rt"))
+            else:
                 continue
-            rep = json.load(open(rp))
             dat = f"data/lambda_{w}__{s['variant']}.dat"
             with open(os.path.join(outdir, dat), "w") as f:
                 for win in rep.get("windows", []):

@@ -11,7 +11,6 @@
  * Each task's arithmetic is fixed by the task and the step, and the checksum sums tasks in order.
  */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +33,7 @@ struct mt_task {
         long i;
         struct mt *mt;
         long rows;  /* stream: elements of each vector; stencil: rows of the strip */
-        double *m;  /* stream: x then y; stencil: two (rows + 2) × width buffers */
+        double *m;  /* stream: x then y; stencil: two (rows + 2) × width buffers, a scratch row */
         size_t len; /* doubles in m */
 };
 
@@ -108,13 +107,13 @@ static int setup(struct mt *mt)
         double wsum = 0;
         for (long i = 0; i < n; i++)
                 wsum += mt->heavy == DATA ? weight(mt, i, 0) : 1;
-        /* bytes of one unit: a stream element is 2 doubles; a stencil row is 2 × width doubles
-         * (the two ghost rows per buffer are counted on top) */
         if (mt->kernel == STENCIL && mt->width <= 0) {
                 /* 256 columns, fewer if a light strip would have less than 8 rows */
                 double cells = mt->ws_mib * 1048576.0 / wsum / 16.0;
                 mt->width = (long)fmax(16, fmin(256, floor(cells / 8 / 16) * 16));
         }
+        /* bytes of one unit: a stream element is 2 doubles; a stencil row is 2 × width doubles
+         * (the ghost rows and the scratch row come on top) */
         double unit = mt->kernel == STREAM ? 16.0 : 16.0 * (double)mt->width;
         double per_weight = mt->ws_mib * 1048576.0 / wsum / unit;
         mt->ws_bytes = 0;
@@ -405,7 +404,7 @@ static int parse(struct mt *mt, int argc, char **argv)
                 mt->drift_steps = mt->pattern == MOVING ? 5 : 400;
         /* presets: tiny, small, default, large */
         static const double ws[] = {0.25, 0.5, 8, 64};
-        static const long iters[] = {12, 4000, 400, 60};
+        static const long iters[] = {12, 20000, 4000, 200};
         int z = bench_size_index(mt->c.size);
         if (mt->ws_mib < 0)
                 mt->ws_mib = ws[z];

@@ -55,14 +55,14 @@ WORKLOADS = {
 # working set selects the cache level: l2 = 0.5 MiB (a quarter of a core's L2 per thread),
 # l3 = 8 MiB, dram = 64 MiB (twice the L3). No --period: the library's default is part of what
 # is measured (the baselines' λ windows stay 10 steps).
-MEM_LEVELS = {"l2": ("--size small", 10000, 20000), "l3": ("--size default", 1000, 4000),
-              "dram": ("--size large", 60, 200)}
+MEM_LEVELS = {"l2": ("--size small", 10000), "l3": ("--size default", 1000),
+              "dram": ("--size large", 60)}  # full: the size's steps (20,000, 4,000, 200)
 MEM_QUICK = {"mem-balanced-l2", "mem-cluster-l2", "mem-hotspot-l3", "mem-drift-l3",
              "mem-moving-l3", "mem-stencil-cluster-l3"}
 for _pat in ("balanced", "cluster", "hotspot", "drift", "moving"):
-    for _lvl, (_size, _qi, _fi) in MEM_LEVELS.items():
+    for _lvl, (_size, _qi) in MEM_LEVELS.items():
         WORKLOADS[f"mem-{_pat}-{_lvl}"] = ("memtask", f"--load {_pat} {_size} --iters {_qi}",
-                                            f"--load {_pat} {_size} --iters {_fi}")
+                                            f"--load {_pat} {_size}")
 for _pat in ("cluster", "moving"):
     WORKLOADS[f"mem-stencil-{_pat}-l3"] = ("memtask",
                                            f"--kernel stencil --load {_pat} --size default --iters 500",
@@ -135,6 +135,7 @@ def run_matrix(a, policies, vlist, outdir):
                     cmd += ["--report-json", report]
                 # every variant starts from no LBOMP_* variable: only its own are set
                 e = {**{k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}, **env}
+                started = time.time()
                 p = subprocess.run(cmd, env=e, capture_output=True, text=True)
                 if p.returncode != 0:
                     sys.stderr.write("\n")
@@ -146,7 +147,7 @@ def run_matrix(a, policies, vlist, outdir):
                         shutil.copyfileobj(fi, fo)
                     os.remove(report)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
-                d.update(workload=w, variant=label, repeat=r,
+                d.update(workload=w, variant=label, repeat=r, started=round(started, 1),
                          steal=env.get("LBOMP_STEAL", "off"),
                          command=" ".join(f"{k}={v}" for k, v in env.items()) +
                          (" " if env else "") + "bench/" + " ".join([binary] + cmd[1:]))

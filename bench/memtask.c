@@ -299,8 +299,9 @@ static void usage(FILE *out)
                 "  drift     the hotspot, going once round the ring every D steps (default 400)\n"
                 "  moving    the same, fast: once round every D steps (default 5, shorter than\n"
                 "            the LB period)\n"
-                "--size sets M: tiny 0.25, small 0.5 (below one core's L2), default 8 (in the\n"
-                "L3), large 64 (above it); and the steps.\n");
+                "--size sets M and the steps: tiny 0.25 MiB, 12 steps; small 1 MiB (half of it\n"
+                "per thread: in one core's L2), 5000; default 8 MiB (in the L3), 1500; large\n"
+                "64 MiB (above the L3), 200.\n");
         bench_usage_common(out);
 }
 
@@ -403,8 +404,8 @@ static int parse(struct mt *mt, int argc, char **argv)
         if (mt->drift_steps < 0)
                 mt->drift_steps = mt->pattern == MOVING ? 5 : 400;
         /* presets: tiny, small, default, large */
-        static const double ws[] = {0.25, 0.5, 8, 64};
-        static const long iters[] = {12, 20000, 4000, 200};
+        static const double ws[] = {0.25, 1, 8, 64};
+        static const long iters[] = {12, 5000, 1500, 200};
         int z = bench_size_index(mt->c.size);
         if (mt->ws_mib < 0)
                 mt->ws_mib = ws[z];

@@ -111,9 +111,27 @@ def fmt_s(s):
     return f"{s // 60}m{s % 60:02d}s"
 
 
+def probe(a):
+    """How much a task pays for changing core, now: median step of omp-dynamic ÷ omp-static on the
+    balanced 1 MiB memtask. The host decides where our two vCPUs run and changes it while we run:
+    about 1.2 when the two cores share their caches closely, 2.5 and more when a task that changes
+    core fetches its data from far away. None if the probe cannot run."""
+    med = {}
+    for b in ("omp-static", "omp-dynamic"):
+        cmd = [os.path.join(a.build, "bench", "memtask"), "--load", "balanced", "--size", "small",
+               "--iters", "2000", "--threads", str(a.threads), "--json", "--baseline", b]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            return None
+        med[b] = json.loads(p.stdout.strip().splitlines()[-1])["step_s_median"]
+    return round(med["omp-dynamic"] / med["omp-static"], 2)
+
+
 def run_matrix(a, policies, vlist, outdir):
     os.makedirs(os.path.join(outdir, "reports"), exist_ok=True)
     rows = []
+    a.probes = [probe(a)]  # before repeat 1, after each repeat
     names = [w for w in WORKLOADS if w in a.only] if a.only else \
         [w for w in WORKLOADS if not (a.quick and w in QUICK_SKIP)]
     total = a.repeats * len(names) * len(vlist)
@@ -149,10 +167,15 @@ def run_matrix(a, policies, vlist, outdir):
                     os.remove(report)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
                 d.update(workload=w, variant=label, repeat=r, started=round(started, 1),
+                         probe_before=a.probes[-1],
                          steal=env.get("LBOMP_STEAL", "off"),
                          command=" ".join(f"{k}={v}" for k, v in env.items()) +
                          (" " if env else "") + "bench/" + " ".join([binary] + cmd[1:]))
                 rows.append(d)
+        a.probes.append(probe(a))
+        for d in rows:
+            if d["repeat"] == r:
+                d["probe_after"] = a.probes[-1]
     sys.stderr.write("\r" + " " * 100 + "\r")
     log(f"bench/run: {total} runs in {fmt_s(time.time() - t0)}")
     return rows
@@ -286,6 +309,12 @@ def write_md(path, summary, bad, m):
         f.write("- times are medians; `÷none` and `÷best omp` are ratios of medians (lower is better); "
                 "`fastest ÷none` and `fastest ÷best omp` are the same ratios of each variant's fastest "
                 "run, which resist bursts of other processes better\n")
+        if m.get("probes"):
+            f.write(f"- machine probe before repeat 1 and after each repeat (median step of "
+                    f"omp-dynamic ÷ omp-static on `memtask --size small`: ≈1.2 when the cores share "
+                    f"their caches closely, ≥ 2.5 when a task that changes core fetches its data from "
+                    f"far away; the host changes it while we run): "
+                    f"{', '.join('–' if x is None else f'{x:.2f}' for x in m['probes'])}\n")
         if bad:
             f.write(f"\n**CHECKSUMS DIFFER** in: {', '.join(w for w, _ in bad)}\n")
         else:
@@ -496,6 +525,7 @@ def main():
                 cores=os.cpu_count(), threads=a.threads, load_start=a.load_start,
                 load_end=os.getloadavg()[0], cmdline=cmdline.strip(), repeats=a.repeats,
                 quick=a.quick, elapsed=time.time() - t0, policies=policies, steal=steal,
+                probes=a.probes,
                 variants=[[l, p, e] for l, p, e in vlist])
     write_csv(os.path.join(outdir, "runs.csv"), rows)
     with open(os.path.join(outdir, "meta.json"), "w") as f:

@@ -56,10 +56,9 @@ WORKLOADS = {
 # dram = 64 MiB (twice the L3). Steps are few enough that a busy machine, where every step's
 # barrier may wait for a descheduled thread, does not stretch a run to minutes. No --period: the library's default is part of what
 # is measured (the baselines' λ windows stay 10 steps).
-MEM_LEVELS = {"l2": ("--size small", 2000), "l3": ("--size default", 500),
+MEM_LEVELS = {"l2": ("--size small", 1000), "l3": ("--size default", 300),
               "dram": ("--size large", 60)}  # full: the size's steps (5,000, 1,500, 200)
-MEM_QUICK = {"mem-balanced-l2", "mem-cluster-l2", "mem-hotspot-l3", "mem-drift-l3",
-             "mem-moving-l3", "mem-stencil-cluster-l3"}
+MEM_QUICK = {"mem-balanced-l2", "mem-hotspot-l2", "mem-cluster-l3", "mem-moving-l3"}
 for _pat in ("balanced", "cluster", "hotspot", "drift", "moving"):
     for _lvl, (_size, _qi) in MEM_LEVELS.items():
         WORKLOADS[f"mem-{_pat}-{_lvl}"] = ("memtask", f"--load {_pat} {_size} --iters {_qi}",

@@ -2,18 +2,22 @@
 """bench/runner.py — the matrix behind bench/run (standard library only).
 
 Workloads × variants × repeats, interleaved (every variant of every workload once per repeat, in
-the same order) so that the machine's drift hits them alike. Variants: every policy the library
-lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the library has
-stealing), and the OpenMP baselines. Writes into the output folder:
+the same order) so that the machine's drift hits them alike. Variants: the library's default
+(`default`: no --policy, no LBOMP_* variable; `default+nosteal`: LBOMP_STEAL=off), every policy the
+library lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the
+library has stealing), and the OpenMP baselines; every variant starts from an environment without
+LBOMP_* variables. Writes into the output folder:
   runs.csv     one row per run (every JSON key of the benchmark)
   summary.csv  medians per workload and variant, ratios to `none` and to the best OpenMP baseline
-  results.md   the Markdown table, the targets of issue 6 and the overhead in ns per task
+  results.md   the Markdown table, the targets of issues 6 and 12 and the overhead in ns per task
   reports/     the library's JSON report (or the baseline's windows) of each variant's last repeat
+               (gzipped, *.json.gz, above 256 KiB)
   *.png        gnuplot plots: total time per variant, λ per window over the run, migrations and
                decision time per policy
 """
 import argparse
 import csv
+import gzip
 import json
 import math
 import os
@@ -46,7 +50,30 @@ WORKLOADS = {
                  "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 60 --period 10",
                  "--load uniform --k 0 --msg-bytes 8 --work-us 1 --tasks 4096 --iters 150 --period 10"),
 }
+
+# memtask: tasks that own memory (bench/README.md, "Workloads where data lives with tasks"). The
+# working set selects the cache level: l2 = 1 MiB (half of a core's L2 per thread), l3 = 8 MiB,
+# dram = 64 MiB (twice the L3). Steps are few enough that a busy machine, where every step's
+# barrier may wait for a descheduled thread, does not stretch a run to minutes. No --period: the library's default is part of what
+# is measured (the baselines' λ windows stay 10 steps).
+MEM_LEVELS = {"l2": ("--size small", 1000), "l3": ("--size default", 300),
+              "dram": ("--size large", 60)}  # full: the size's steps (5,000, 1,500, 200)
+MEM_QUICK = {"mem-balanced-l2", "mem-hotspot-l2", "mem-cluster-l3", "mem-moving-l3"}
+for _pat in ("balanced", "cluster", "hotspot", "drift", "moving"):
+    for _lvl, (_size, _qi) in MEM_LEVELS.items():
+        WORKLOADS[f"mem-{_pat}-{_lvl}"] = ("memtask", f"--load {_pat} {_size} --iters {_qi}",
+                                            f"--load {_pat} {_size}")
+for _pat in ("cluster", "moving"):
+    WORKLOADS[f"mem-stencil-{_pat}-l3"] = ("memtask",
+                                           f"--kernel stencil --load {_pat} --size default --iters 250",
+                                           f"--kernel stencil --load {_pat} --size default --iters 1000")
+# --quick runs the existing workloads and this short subset of the memtask ones
+QUICK_SKIP = {w for w in WORKLOADS if w.startswith("mem-") and w not in MEM_QUICK}
+# Workloads whose load is balanced (issue 12: the default must be ≤ 1.02 × the best OpenMP
+# schedule there, ≤ 1.00 × on the others, ≤ 0.90 × on the imbalanced memory-owning ones).
+BALANCED = {"stencil3d", "overhead"} | {w for w in WORKLOADS if w.startswith("mem-balanced-")}
 STEAL_POLICIES = ["none", "greedy", "refine"]
+REPORT_GZIP_BYTES = 256 << 10  # reports larger than this are kept gzipped (reports/*.json.gz)
 
 
 def log(msg):
@@ -81,14 +108,19 @@ DEFAULT_STEAL = "off"  # set by main() from the library
 
 
 def variants(policies, steal):
-    """Every policy as configured by default; a few again with stealing switched the other way
-    (+steal = LBOMP_STEAL=all when the default is off, +nosteal = LBOMP_STEAL=off otherwise)."""
-    v = [(p, p, {}) for p in policies]
+    """`default`: no --policy and no LBOMP_* variable, i.e. what a user gets as lbomp comes; every
+    policy as configured by default; `default` and a few policies again with stealing switched the
+    other way (+steal = LBOMP_STEAL=all when the default is off, +nosteal = LBOMP_STEAL=off
+    otherwise)."""
+    alt = ("+steal", "all") if DEFAULT_STEAL == "off" else ("+nosteal", "off")
+    v = [("default", "", {})]
     if steal:
-        alt = ("+steal", "all") if DEFAULT_STEAL == "off" else ("+nosteal", "off")
+        v += [("default" + alt[0], "", {"LBOMP_STEAL": alt[1]})]
+    v += [(p, p, {}) for p in policies]
+    if steal:
         v += [(p + alt[0], p, {"LBOMP_STEAL": alt[1]}) for p in STEAL_POLICIES if p in policies]
     v += [(b, None, {}) for b in BASELINES]
-    return v  # (label, policy or None for a baseline, extra environment)
+    return v  # (label, policy ("" = the library's default) or None for a baseline, environment)
 
 
 def fmt_s(s):
@@ -96,10 +128,29 @@ def fmt_s(s):
     return f"{s // 60}m{s % 60:02d}s"
 
 
+def probe(a):
+    """How much a task pays for changing core, now: median step of omp-dynamic ÷ omp-static on the
+    balanced 1 MiB memtask. The host decides where our two vCPUs run and changes it while we run:
+    about 1.2 when the two cores share their caches closely, 2.5 and more when a task that changes
+    core fetches its data from far away. None if the probe cannot run."""
+    med = {}
+    for b in ("omp-static", "omp-dynamic"):
+        cmd = [os.path.join(a.build, "bench", "memtask"), "--load", "balanced", "--size", "small",
+               "--iters", "2000", "--threads", str(a.threads), "--json", "--baseline", b]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            return None
+        med[b] = json.loads(p.stdout.strip().splitlines()[-1])["step_s_median"]
+    return round(med["omp-dynamic"] / med["omp-static"], 2)
+
+
 def run_matrix(a, policies, vlist, outdir):
     os.makedirs(os.path.join(outdir, "reports"), exist_ok=True)
     rows = []
-    names = [w for w in WORKLOADS if not a.only or w in a.only]
+    a.probes = [probe(a)]  # before repeat 1, after each repeat
+    names = [w for w in WORKLOADS if w in a.only] if a.only else \
+        [w for w in WORKLOADS if not (a.quick and w in QUICK_SKIP)]
     total = a.repeats * len(names) * len(vlist)
     done, t0 = 0, time.time()
     for r in range(1, a.repeats + 1):
@@ -114,22 +165,34 @@ def run_matrix(a, policies, vlist, outdir):
                 sys.stderr.flush()
                 cmd = [os.path.join(a.build, "bench", binary)] + (quick if a.quick else full).split()
                 cmd += ["--threads", str(a.threads), "--json"]
-                cmd += ["--policy", policy] if policy else ["--baseline", label]
+                cmd += ["--policy", policy] if policy else [] if policy == "" else ["--baseline", label]
                 report = os.path.join(outdir, "reports", f"{w}__{label}.json")
                 if r == a.repeats:
                     cmd += ["--report-json", report]
-                e = {**os.environ, **env}
+                # every variant starts from no LBOMP_* variable: only its own are set
+                e = {**{k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}, **env}
+                started = time.time()
                 p = subprocess.run(cmd, env=e, capture_output=True, text=True)
                 if p.returncode != 0:
                     sys.stderr.write("\n")
                     log(f"bench/run: FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
                     sys.exit(1)
+                if r == a.repeats and os.path.getsize(report) > REPORT_GZIP_BYTES:
+                    # tens of thousands of short steps: keep the folder small enough to publish
+                    with open(report, "rb") as fi, gzip.open(report + ".gz", "wb") as fo:
+                        shutil.copyfileobj(fi, fo)
+                    os.remove(report)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
-                d.update(workload=w, variant=label, repeat=r,
+                d.update(workload=w, variant=label, repeat=r, started=round(started, 1),
+                         probe_before=a.probes[-1],
                          steal=env.get("LBOMP_STEAL", DEFAULT_STEAL),
                          command=" ".join(f"{k}={v}" for k, v in env.items()) +
                          (" " if env else "") + "bench/" + " ".join([binary] + cmd[1:]))
                 rows.append(d)
+        a.probes.append(probe(a))
+        for d in rows:
+            if d["repeat"] == r:
+                d["probe_after"] = a.probes[-1]
     sys.stderr.write("\r" + " " * 100 + "\r")
     log(f"bench/run: {total} runs in {fmt_s(time.time() - t0)}")
     return rows
@@ -234,6 +297,22 @@ def targets(summary, rows):
     return lines, ns
 
 
+def targets_default(summary):
+    """Issue 12's targets: the default configuration on every workload."""
+    lines = []
+    for s in summary:
+        if s["variant"] != "default":
+            continue
+        w = s["workload"]
+        mem = w.startswith("mem-")
+        kind = ("balanced" if w in BALANCED else "imbalanced") + (", owns memory" if mem else "")
+        target = 1.02 if w in BALANCED else 0.90 if mem else 1.00
+        r = s["ratio_best_omp"]
+        lines.append(f"| {w} | {kind} | {s['best_omp']} | {r:.2f} | ≤ {target:.2f} | "
+                     f"{'met' if r <= target else 'MISSED'} | {s['min_ratio_best_omp']:.2f} |")
+    return lines
+
+
 def write_md(path, summary, bad, m):
     with open(path, "w") as f:
         f.write(f"# bench/run results\n\n")
@@ -249,6 +328,12 @@ def write_md(path, summary, bad, m):
         f.write("- times are medians; `÷none` and `÷best omp` are ratios of medians (lower is better); "
                 "`fastest ÷none` and `fastest ÷best omp` are the same ratios of each variant's fastest "
                 "run, which resist bursts of other processes better\n")
+        if m.get("probes"):
+            f.write(f"- machine probe before repeat 1 and after each repeat (median step of "
+                    f"omp-dynamic ÷ omp-static on `memtask --size small`: ≈1.2 when the cores share "
+                    f"their caches closely, ≥ 2.5 when a task that changes core fetches its data from "
+                    f"far away; the host changes it while we run): "
+                    f"{', '.join('–' if x is None else f'{x:.2f}' for x in m['probes'])}\n")
         if bad:
             f.write(f"\n**CHECKSUMS DIFFER** in: {', '.join(w for w, _ in bad)}\n")
         else:
@@ -283,6 +368,15 @@ def write_md(path, summary, bad, m):
                     f"(t_none − t_static) × threads / tasks per step): {ns[0]:.0f} ns from the "
                     f"median steps, {ns[1]:.0f} ns from the median totals, {ns[2]:.0f} ns from "
                     f"the fastest runs\n")
+        lines12 = targets_default(summary)
+        if lines12:
+            f.write("\n## Targets (issue 12): the default configuration against the best OpenMP "
+                    "schedule\n\n`default` = no `--policy`, no `LBOMP_*` variable. Target: ≤ 1.02 × "
+                    "on balanced workloads, ≤ 1.00 × on imbalanced ones, ≤ 0.90 × on imbalanced "
+                    "memory-owning ones (memtask).\n\n| workload | kind | best OpenMP | default "
+                    "÷ best omp (medians) | target | verdict | fastest runs |\n"
+                    "|---|---|---|---|---|---|---|\n")
+            f.write("\n".join(lines12) + "\n")
         for w in dict.fromkeys(s["workload"] for s in summary):
             ss = [s for s in summary if s["workload"] == w]
             f.write(f"\n## {w}\n\n`{ss[0]['command'].split(' --policy')[0].split(' --baseline')[0]}`\n\n")
@@ -347,9 +441,12 @@ plot "{dat}" using 1:3:($4==1?0x3366cc:0xdd8833):xtic(2) with boxes lc rgb varia
             if s["workload"] != w:
                 continue
             rp = os.path.join(outdir, "reports", f"{w}__{s['variant']}.json")
-            if not os.path.exists(rp):
+            if os.path.exists(rp):
+                rep = json.load(open(rp))
+            elif os.path.exists(rp + ".gz"):
+                rep = json.load(gzip.open(rp + ".gz", "rt"))
+            else:
                 continue
-            rep = json.load(open(rp))
             dat = f"data/lambda_{w}__{s['variant']}.dat"
             with open(os.path.join(outdir, dat), "w") as f:
                 for win in rep.get("windows", []):
@@ -409,6 +506,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--only", type=lambda s: s.split(","), help="comma-separated workload names: "
                     + ", ".join(WORKLOADS))
+    ap.add_argument("--variants", type=lambda s: s.split(","),
+                    help="comma-separated variant labels to run (default: all), e.g. "
+                    "default,default+nosteal,greedy,omp-static,omp-dynamic,omp-guided,omp-tasks")
     ap.add_argument("--replot", action="store_true",
                     help="run nothing: rebuild summary, table and plots from the output folder's "
                     "runs.csv and meta.json")
@@ -428,6 +528,14 @@ def main():
     steal = has_steal(a.build)
     DEFAULT_STEAL = default_steal(a.build)
     vlist = variants(policies, steal)
+    if a.variants:
+        labels = [label for label, _, _ in vlist]
+        for v in a.variants:
+            if v not in labels:
+                ap.error(f"unknown variant '{v}'; valid: {', '.join(labels)}")
+        if not any(label in BASELINES for label in a.variants):
+            ap.error("--variants needs at least one OpenMP baseline (ratios are to the best one)")
+        vlist = [x for x in vlist if x[0] in a.variants]
     cmdline = "bench/run " + " ".join(sys.argv[3:])
     log(f"bench/run: policies {', '.join(policies)}; stealing {'yes' if steal else 'no'}; "
         f"{len(vlist)} variants × {len(a.only or WORKLOADS)} workloads × {a.repeats} repeats → {outdir}")
@@ -438,7 +546,7 @@ def main():
                 cores=os.cpu_count(), threads=a.threads, load_start=a.load_start,
                 load_end=os.getloadavg()[0], cmdline=cmdline.strip(), repeats=a.repeats,
                 quick=a.quick, elapsed=time.time() - t0, policies=policies, steal=steal,
-                default_steal=DEFAULT_STEAL,
+                default_steal=DEFAULT_STEAL, probes=a.probes,
                 variants=[[l, p, e] for l, p, e in vlist])
     write_csv(os.path.join(outdir, "runs.csv"), rows)
     with open(os.path.join(outdir, "meta.json"), "w") as f:

@@ -15,6 +15,10 @@ assert {"none", "greedy", "refine"} <= set(policies), policies
 workloads = [("kneighbor", ["--load", l]) for l in ("hotspot", "lbtest", "drift", "linear")]
 workloads += [("lbtest", ["--topology", t]) for t in ("ring", "mesh2d", "mesh3d", "random")]
 workloads += [("stencil3d", []), ("leanmd", [])]
+# memtask: tasks own memory, first touched in step 0 by whichever thread runs them there
+workloads += [("memtask", ["--load", l]) for l in ("balanced", "cluster", "hotspot", "drift", "moving")]
+workloads += [("memtask", ["--load", "hotspot", "--heavy", "passes"])]
+workloads += [("memtask", ["--kernel", "stencil", "--load", l]) for l in ("cluster", "hotspot", "moving")]
 variants = [(["--policy", p], {}) for p in policies] + [(["--policy", "none"], {"LBOMP_STEAL": "all"}),
             (["--policy", "greedy"], {"LBOMP_STEAL": "node"}), (["--policy", "refine"], {"LBOMP_STEAL": "off"})]
 variants += [(["--policy", "greedy", "--threads", "1"], {}), (["--policy", "refine", "--threads", "3"], {}),

@@ -84,63 +84,6 @@ void *lbp__real(void **slot, const char *name)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Counting a range
- */
-
-int64_t lbp__count_gomp(bool is_ull, bool up, uint64_t start, uint64_t end, uint64_t incr)
-{
-        unsigned __int128 n;
-        if (!is_ull) {
-                int64_t s = (int64_t)start, e = (int64_t)end, i = (int64_t)incr;
-                if (i == 0)
-                        return -2;
-                if (i > 0) {
-                        if (e <= s)
-                                return 0;
-                        n = (unsigned __int128)(((__int128)e - s + i - 1) / i);
-                } else {
-                        if (e >= s)
-                                return 0;
-                        n = (unsigned __int128)(((__int128)s - e - i - 1) / -(__int128)i);
-                }
-        } else if (up) {
-                if (incr == 0)
-                        return -2;
-                if (end <= start)
-                        return 0;
-                n = ((unsigned __int128)(end - start) + incr - 1) / incr;
-        } else {
-                uint64_t d = -incr; /* a downward ull loop's increment is negative */
-                if (d == 0)
-                        return -2;
-                if (end >= start)
-                        return 0;
-                n = ((unsigned __int128)(start - end) + d - 1) / d;
-        }
-        return n > (unsigned __int128)INT64_MAX ? -1 : (int64_t)n;
-}
-
-int64_t lbp__count_kmpc(bool is_unsigned, int bits, uint64_t lb_, uint64_t ub, int64_t st)
-{
-        if (st == 0)
-                return -2;
-        __int128 l, u;
-        if (is_unsigned) {
-                l = bits == 32 ? (__int128)(uint32_t)lb_ : (__int128)lb_;
-                u = bits == 32 ? (__int128)(uint32_t)ub : (__int128)ub;
-        } else {
-                l = bits == 32 ? (__int128)(int32_t)lb_ : (__int128)(int64_t)lb_;
-                u = bits == 32 ? (__int128)(int32_t)ub : (__int128)(int64_t)ub;
-        }
-        __int128 n;
-        if (st > 0)
-                n = u < l ? 0 : (u - l) / st + 1;
-        else
-                n = l < u ? 0 : (l - u) / -(__int128)st + 1;
-        return n > (__int128)INT64_MAX ? -1 : (int64_t)n;
-}
-
-/* ---------------------------------------------------------------------------------------------
  * What was left to the real runtime, and why: one line per call site and reason
  */
 
@@ -264,8 +207,8 @@ static struct entry *entry_get(const void *site, const struct lbp_range *r)
                 for (size_t i = 0; i < nall; i++)
                         same += all[i]->site == site && all[i]->loop;
                 if (same >= MAX_PER_SITE) {
-                        e->why = "has run over more than 8 ranges (each range is a loop of its "
-                                 "own): this range";
+                        e->why = "has run over more than 8 ranges (lbomp keeps one loop per "
+                                 "call site and range): this range and later new ones";
                 } else {
                         struct lbomp__loop_key key = {
                                 .site = site, .begin = (int64_t)r->start, .end = (int64_t)r->end};
@@ -350,8 +293,7 @@ bool lbp__begin(const void *site, const struct lbp_range *r)
         int team = omp_get_num_threads();
         if (team != e->team) {
                 lbp_refuse_f(site, r->entry,
-                             "ran with a team of %d threads, first with %d: the runs with another "
-                             "team size",
+                             "ran with a team of %d threads where its first run had %d: such runs",
                              team, e->team);
                 return false;
         }
@@ -450,12 +392,15 @@ static void range_text(const struct entry *e, char *buf, size_t cap)
 
 static void report(FILE *out)
 {
+        size_t nloops = 0;
+        for (size_t i = 0; i < nall; i++)
+                nloops += all[i]->loop != NULL;
         fprintf(out,
                 "lbomp-preload: OMP_SCHEDULE=lbomp%s%s, policy %s, %d threads; %zu loop(s) "
                 "balanced by lbomp, %zu left to the OpenMP runtime\n",
-                policy[0] ? "," : "", policy, lbomp_get_policy(lb), lbomp_get_workers(lb), nall,
+                policy[0] ? "," : "", policy, lbomp_get_policy(lb), lbomp_get_workers(lb), nloops,
                 ntold);
-        fprintf(out, "%-44s %-30s %8s %7s %7s %9s %9s %10s\n", "call site", "range", "runs",
+        fprintf(out, "%-44s %-30s %8s %7s %7s %10s %10s %10s\n", "call site", "range", "runs",
                 "chunks", "LBsteps", "λ first", "λ last", "migrations");
         for (size_t i = 0; i < nall; i++) {
                 const struct entry *e = all[i];

@@ -22,4 +22,12 @@ cc -fopenmp "$src/test/e2e/example.c" -I"$dest$prefix/include" "$libdir/liblbomp
   -lhwloc -lnuma -lm -o "$dest/app-static"
 OMP_NUM_THREADS=2 "$dest/app-static" | grep -q "lbomp report" || { echo "FAIL: static example"; exit 1; }
 echo "static liblbomp.a: ok"
+# The drop-in is installed beside liblbomp, and works from there on an unchanged program.
+[ -f "$libdir/liblbomp-preload.so" ] || { echo "FAIL: liblbomp-preload.so not beside liblbomp in $libdir"; exit 1; }
+printf '#include <stdio.h>\nint main(void){long s=0;\n#pragma omp parallel for schedule(runtime) reduction(+:s)\nfor(int i=0;i<1000;i++)s+=i;\nprintf("%%ld\\n",s);return 0;}\n' >"$dest/rt.c"
+cc -fopenmp "$dest/rt.c" -o "$dest/rt"
+[ "$(OMP_NUM_THREADS=2 OMP_SCHEDULE=lbomp LD_PRELOAD="$libdir/liblbomp-preload.so" LBOMP_PRELOAD_REPORT="$dest/rep" "$dest/rt")" = 499500 ] ||
+  { echo "FAIL: the installed preload"; exit 1; }
+grep -q "1 loop(s) balanced by lbomp" "$dest/rep" || { echo "FAIL: the installed preload took no loop"; cat "$dest/rep"; exit 1; }
+echo "installed liblbomp-preload.so: ok"
 echo ok

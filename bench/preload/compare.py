@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""compare.py — the drop-in against OpenMP's own schedules on one unchanged binary.
+
+Builds bench/preload/rtloop.c with `gcc -fopenmp -O2` (and `clang -fopenmp -O2`, LLVM's libomp,
+where installed), then runs each workload (skew: a persistently skewed loop; mem: iterations that
+own memory) under OMP_SCHEDULE=static, dynamic,1, guided and, with LD_PRELOAD of
+liblbomp-preload.so, lbomp (the default configuration: no LBOMP_* variable), interleaved (the
+order rotates every repeat), and prints per workload the median loop time of each variant, its
+ratio to the best OpenMP schedule's median, and for lbomp what its report says (λ of the first
+and last window, migrations, chunks). Every run's checksum must be the same.
+
+  python3 bench/preload/compare.py --build build --repeats 7 [--bind] [--compilers gcc,clang]
+      [--kinds skew,mem] [--steps-scale 1.0]
+
+--bind adds each variant again under OMP_PROC_BIND=close (the runtime binds its threads; lbomp
+then leaves binding to it), to tell what binding alone is worth.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def build(cc, out):
+    subprocess.run([cc, "-fopenmp", "-O2", "-o", out, os.path.join(HERE, "rtloop.c"), "-lm"],
+                   check=True)
+
+
+def run(binary, kind, variant, bind, preload, steps, threads, tmp):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    for k in list(env):
+        if k.startswith("LBOMP_") or k in ("OMP_PROC_BIND", "OMP_PLACES", "LD_PRELOAD"):
+            del env[k]
+    env["OMP_SCHEDULE"] = variant
+    if bind:
+        env["OMP_PROC_BIND"] = "close"
+    report = os.path.join(tmp, "report.txt")
+    if variant.startswith("lbomp"):
+        env["LD_PRELOAD"] = preload
+        env["LBOMP_PRELOAD_REPORT"] = report
+        if os.path.exists(report):
+            os.remove(report)
+    args = [binary, "--kind", kind]
+    if steps:
+        args += ["--steps", str(steps)]
+    p = subprocess.run(args, env=env, capture_output=True, text=True)
+    if p.returncode != 0 or p.stderr.strip():
+        sys.exit(f"{' '.join(args)} under {variant}: exit {p.returncode}\n{p.stderr}")
+    m = re.search(r"time_s (\S+) checksum (\S+)", p.stdout)
+    r = {"t": float(m.group(1)), "sum": m.group(2)}
+    if variant.startswith("lbomp"):
+        with open(report) as f:
+            for line in f:
+                f_ = line.split()
+                if len(f_) >= 9 and f_[-6].isdigit() and "step" in line:
+                    r["chunks"], r["lb"] = int(f_[-5]), int(f_[-4])
+                    r["l0"], r["l1"], r["mig"] = f_[-3], f_[-2], int(f_[-1])
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--kinds", default="skew,mem")
+    ap.add_argument("--compilers", default="gcc,clang")
+    ap.add_argument("--bind", action="store_true")
+    ap.add_argument("--steps", type=int, default=0, help="steps per run (0: rtloop's default)")
+    a = ap.parse_args()
+    preload = os.path.abspath(os.path.join(a.build, "src", "preload", "liblbomp-preload.so"))
+    if not os.path.exists(preload):
+        sys.exit(f"{preload}: not built (bash scripts/build.sh {a.build})")
+    tmp = tempfile.mkdtemp()
+    variants = [(v, False) for v in ("static", "dynamic,1", "guided", "lbomp")]
+    if a.bind:
+        variants += [(v, True) for v, _ in variants]
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.threads} threads, "
+          f"{a.repeats} repeats, load average {loadavg()}")
+    ok = True
+    for cc in a.compilers.split(","):
+        if not shutil.which(cc):
+            print(f"\n{cc}: not installed, skipped")
+            continue
+        binary = os.path.join(tmp, "rtloop-" + cc)
+        try:
+            build(cc, binary)
+        except subprocess.CalledProcessError:
+            print(f"\n{cc}: cannot build an OpenMP program here, skipped")
+            continue
+        for kind in a.kinds.split(","):
+            res = {v: [] for v in variants}
+            for rep in range(a.repeats):
+                k = rep % len(variants)
+                for v in variants[k:] + variants[:k]:
+                    res[v].append(run(binary, kind, v[0], v[1], preload, a.steps, a.threads, tmp))
+            sums = {r["sum"] for v in variants for r in res[v]}
+            ok &= len(sums) == 1
+            med = {v: statistics.median(r["t"] for r in res[v]) for v in variants}
+            print(f"\n{cc}, {kind} (load average {loadavg()}; checksums "
+                  f"{'all equal' if len(sums) == 1 else 'DIFFER'})\n")
+            print("| variant | median s | min–max s | ratio to best OpenMP | λ first → last window"
+                  " | migrations | chunks |")
+            print("|---|---|---|---|---|---|---|")
+            for bind in sorted({b for _, b in variants}):
+                best = min(med[v] for v in variants if v[1] == bind and v[0] != "lbomp")
+                for v in [v for v in variants if v[1] == bind]:
+                    ts = [r["t"] for r in res[v]]
+                    name = ("OMP_SCHEDULE=" + v[0]) + (" OMP_PROC_BIND=close" if bind else "")
+                    if v[0] == "lbomp":
+                        name = "preload + " + name
+                        last = res[v][-1]
+                        extra = (f"{last.get('l0', '-')} → {last.get('l1', '-')} | "
+                                 f"{statistics.median(r.get('mig', 0) for r in res[v]):.0f} | "
+                                 f"{last.get('chunks', '-')}")
+                    else:
+                        extra = "– | – | –"
+                    ratio = med[v] / best
+                    bold = "**" if v[0] == "lbomp" else ""
+                    print(f"| {name} | {med[v]:.3f} | {min(ts):.3f}–{max(ts):.3f} | "
+                          f"{bold}{ratio:.3f}{bold} | {extra} |")
+    shutil.rmtree(tmp)
+    if not ok:
+        sys.exit("checksums differ between variants")
+
+
+if __name__ == "__main__":
+    main()

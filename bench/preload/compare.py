@@ -38,7 +38,7 @@ def build(cc, out):
                    check=True)
 
 
-def run(binary, kind, variant, bind, preload, steps, threads, tmp):
+def run(binary, kind, variant, bind, preload, steps, threads, tmp, with_preload=False):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     for k in list(env):
         if k.startswith("LBOMP_") or k in ("OMP_PROC_BIND", "OMP_PLACES", "LD_PRELOAD"):
@@ -47,8 +47,9 @@ def run(binary, kind, variant, bind, preload, steps, threads, tmp):
     if bind:
         env["OMP_PROC_BIND"] = "close"
     report = os.path.join(tmp, "report.txt")
-    if variant.startswith("lbomp"):
+    if variant.startswith("lbomp") or with_preload:
         env["LD_PRELOAD"] = preload
+    if variant.startswith("lbomp"):
         env["LBOMP_PRELOAD_REPORT"] = report
         if os.path.exists(report):
             os.remove(report)
@@ -84,9 +85,11 @@ def main():
     if not os.path.exists(preload):
         sys.exit(f"{preload}: not built (bash scripts/build.sh {a.build})")
     tmp = tempfile.mkdtemp()
-    variants = [(v, False) for v in ("static", "dynamic,1", "guided", "lbomp")]
+    # (OMP_SCHEDULE, OMP_PROC_BIND=close?); "dynamic,1+" is dynamic,1 with the preload loaded,
+    # which must change nothing.
+    variants = [(v, False) for v in ("static", "dynamic,1", "guided", "lbomp", "dynamic,1+")]
     if a.bind:
-        variants += [(v, True) for v, _ in variants]
+        variants += [(v, True) for v in ("static", "dynamic,1", "guided", "lbomp")]
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.threads} threads, "
           f"{a.repeats} repeats, load average {loadavg()}")
     ok = True
@@ -105,7 +108,8 @@ def main():
             for rep in range(a.repeats):
                 k = rep % len(variants)
                 for v in variants[k:] + variants[:k]:
-                    res[v].append(run(binary, kind, v[0], v[1], preload, a.steps, a.threads, tmp))
+                    res[v].append(run(binary, kind, v[0].rstrip("+"), v[1], preload, a.steps,
+                                      a.threads, tmp, with_preload=v[0].endswith("+")))
             sums = {r["sum"] for v in variants for r in res[v]}
             ok &= len(sums) == 1
             med = {v: statistics.median(r["t"] for r in res[v]) for v in variants}
@@ -115,10 +119,14 @@ def main():
                   " | migrations | chunks |")
             print("|---|---|---|---|---|---|---|")
             for bind in sorted({b for _, b in variants}):
-                best = min(med[v] for v in variants if v[1] == bind and v[0] != "lbomp")
+                best = min(med[v] for v in variants
+                           if v[1] == bind and v[0] in ("static", "dynamic,1", "guided"))
                 for v in [v for v in variants if v[1] == bind]:
                     ts = [r["t"] for r in res[v]]
-                    name = ("OMP_SCHEDULE=" + v[0]) + (" OMP_PROC_BIND=close" if bind else "")
+                    name = ("OMP_SCHEDULE=" + v[0].rstrip("+")) + (
+                        " OMP_PROC_BIND=close" if bind else "")
+                    if v[0].endswith("+"):
+                        name = "preload loaded, " + name
                     if v[0] == "lbomp":
                         name = "preload + " + name
                         last = res[v][-1]

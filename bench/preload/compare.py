@@ -10,7 +10,7 @@ ratio to the best OpenMP schedule's median, and for lbomp what its report says (
 and last window, migrations, chunks). Every run's checksum must be the same.
 
   python3 bench/preload/compare.py --build build --repeats 7 [--bind] [--compilers gcc,clang]
-      [--kinds skew,mem] [--steps-scale 1.0]
+      [--kinds skew,mem] [--steps S] [--variants "static dynamic,1 guided lbomp dynamic,1+"]
 
 --bind adds each variant again under OMP_PROC_BIND=close (the runtime binds its threads; lbomp
 then leaves binding to it), to tell what binding alone is worth.
@@ -80,6 +80,9 @@ def main():
     ap.add_argument("--compilers", default="gcc,clang")
     ap.add_argument("--bind", action="store_true")
     ap.add_argument("--steps", type=int, default=0, help="steps per run (0: rtloop's default)")
+    ap.add_argument("--variants", default="static dynamic,1 guided lbomp dynamic,1+",
+                    help="OMP_SCHEDULE values, space-separated; a trailing + loads the preload "
+                         "under another schedule")
     a = ap.parse_args()
     preload = os.path.abspath(os.path.join(a.build, "src", "preload", "liblbomp-preload.so"))
     if not os.path.exists(preload):
@@ -87,9 +90,9 @@ def main():
     tmp = tempfile.mkdtemp()
     # (OMP_SCHEDULE, OMP_PROC_BIND=close?); "dynamic,1+" is dynamic,1 with the preload loaded,
     # which must change nothing.
-    variants = [(v, False) for v in ("static", "dynamic,1", "guided", "lbomp", "dynamic,1+")]
+    variants = [(v, False) for v in a.variants.split()]
     if a.bind:
-        variants += [(v, True) for v in ("static", "dynamic,1", "guided", "lbomp")]
+        variants += [(v, True) for v in a.variants.split() if not v.endswith("+")]
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.threads} threads, "
           f"{a.repeats} repeats, load average {loadavg()}")
     ok = True
@@ -119,8 +122,9 @@ def main():
                   " | migrations | chunks |")
             print("|---|---|---|---|---|---|---|")
             for bind in sorted({b for _, b in variants}):
-                best = min(med[v] for v in variants
-                           if v[1] == bind and v[0] in ("static", "dynamic,1", "guided"))
+                base = [med[v] for v in variants
+                        if v[1] == bind and v[0] in ("static", "dynamic,1", "guided")]
+                best = min(base) if base else min(med[v] for v in variants if v[1] == bind)
                 for v in [v for v in variants if v[1] == bind]:
                     ts = [r["t"] for r in res[v]]
                     name = ("OMP_SCHEDULE=" + v[0].rstrip("+")) + (

@@ -246,6 +246,27 @@ int main(int argc, char **argv)
                 sum[13] += chain[256];
                 check(13, "doacross", 256, 1);
 
+                /* 15: downward unsigned long long, stride 5, above 2^63; 16: unsigned int
+                 * (clang: __kmpc_dispatch_*_4u) */
+                uint64_t s15 = 0;
+#pragma omp parallel for schedule(runtime) reduction(+ : s15)
+                for (unsigned long long u = base + 5 * (unsigned long long)n_var; u > base;
+                     u -= 5) {
+                        count((int64_t)((u - base) / 5 - 1));
+                        s15 += mix(u);
+                }
+                sum[15] += s15;
+                check(15, "ull-downward", n_var, 1);
+                uint64_t s16 = 0;
+                unsigned ubase = 4000000000u;
+#pragma omp parallel for schedule(runtime) reduction(+ : s16)
+                for (unsigned u = ubase; u < ubase + (unsigned)n_var; u++) {
+                        count((int64_t)(u - ubase));
+                        s16 += mix(u);
+                }
+                sum[16] += s16;
+                check(16, "unsigned-int", n_var, 1);
+
 #if defined(__GNUC__) && !defined(__clang__)
                 /* 14: a task reduction (GOMP_loop_start with the schedule as an argument):
                  * refused, libgomp keeps the reduction in its work share */

@@ -30,7 +30,9 @@ readelf -d "$pl" | grep -E 'NEEDED.*(libgomp|libomp|libiomp)' && fail "the prelo
 steps=12
 run() { # run OUT ERR ENV... -- PROG ARGS
   local out=$1 err=$2; shift 2
-  env "$@" >"$out" 2>"$err" || { cat "$err" >&2; fail "exit status $? of: $*"; }
+  local rc=0
+  env "$@" >"$out" 2>"$err" || rc=$?
+  [ "$rc" = 0 ] || { cat "$err" >&2; fail "exit status $rc of: $*"; }
 }
 
 check_binary() {

@@ -5,7 +5,6 @@
  * chunked loop of loop.h, or a standing decision to leave it to the real runtime), each thread's
  * open run, the fallback messages, and the report at exit.
  */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -13,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "error.h"
 #include "loop.h"
 #include "preload.h"
 

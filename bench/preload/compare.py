@@ -33,8 +33,8 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def build(cc, out):
-    subprocess.run([cc, "-fopenmp", "-O2", "-o", out, os.path.join(HERE, "rtloop.c"), "-lm"],
+def build(cc, out, opt):
+    subprocess.run([cc, "-fopenmp", opt, "-o", out, os.path.join(HERE, "rtloop.c"), "-lm"],
                    check=True)
 
 
@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--kinds", default="skew,mem")
     ap.add_argument("--compilers", default="gcc,clang")
     ap.add_argument("--bind", action="store_true")
+    ap.add_argument("--opt", default="-O2", help="optimisation flag of both builds")
     ap.add_argument("--steps", type=int, default=0, help="steps per run (0: rtloop's default)")
     ap.add_argument("--variants", default="static dynamic,1 guided lbomp dynamic,1+",
                     help="OMP_SCHEDULE values, space-separated; a trailing + loads the preload "
@@ -93,7 +94,7 @@ def main():
     variants = [(v, False) for v in a.variants.split()]
     if a.bind:
         variants += [(v, True) for v in a.variants.split() if not v.endswith("+")]
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.threads} threads, "
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {a.opt}, {a.threads} threads, "
           f"{a.repeats} repeats, load average {loadavg()}")
     ok = True
     for cc in a.compilers.split(","):
@@ -102,7 +103,7 @@ def main():
             continue
         binary = os.path.join(tmp, "rtloop-" + cc)
         try:
-            build(cc, binary)
+            build(cc, binary, a.opt)
         except subprocess.CalledProcessError:
             print(f"\n{cc}: cannot build an OpenMP program here, skipped")
             continue

@@ -11,8 +11,45 @@ void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load
 {
         for (uint32_t w = 0; w < s->nworkers; w++)
                 load[w] = s->bg ? s->bg[w] : 0.0;
+        if (!s->speed) {
+                for (uint32_t t = 0; t < s->ntasks; t++)
+                        load[map[t]] += s->cost[t];
+                return;
+        }
         for (uint32_t t = 0; t < s->ntasks; t++)
-                load[map[t]] += s->cost[t];
+                load[map[t]] += s->cost[t] / s->speed[map[t]];
+}
+
+void lbomp__snap_speeds(struct lbomp__snap *s)
+{
+        double sum = 0, mx = 0;
+        for (uint32_t w = 0; s->speed && w < s->nworkers; w++) {
+                sum += s->speed[w];
+                mx = s->speed[w] > mx ? s->speed[w] : mx;
+        }
+        s->speed_sum = sum;
+        s->speed_max = mx;
+}
+
+double lbomp__snap_lambda(const struct lbomp__snap *s, const double *load, double *max, double *avg)
+{
+        if (!s->speed)
+                return lbomp__imbalance(load, s->nworkers, max, avg);
+        /* Σ speed·load / Σ speed: with every speed 1.0 each product is the load and the divisor
+         * is P exactly, so this is lbomp__imbalance's average bit for bit. */
+        double mx = 0, sum = 0, ssum = 0;
+        for (uint32_t i = 0; i < s->nworkers; i++) {
+                sum += s->speed[i] * load[i];
+                ssum += s->speed[i];
+                if (load[i] > mx)
+                        mx = load[i];
+        }
+        double a = s->nworkers ? sum / ssum : 0;
+        if (max)
+                *max = mx;
+        if (avg)
+                *avg = a;
+        return a > 0 ? mx / a : 1.0;
 }
 
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg)
@@ -33,9 +70,11 @@ double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg
 
 double lbomp__bound(const struct lbomp__snap *s, double avg)
 {
-        double lstar = avg;
-        for (uint32_t t = 0; t < s->ntasks; t++)
-                lstar = s->cost[t] > lstar ? s->cost[t] : lstar;
+        double lstar = avg, fastest = lbomp__speed_max(s);
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                double c = s->speed ? s->cost[t] / fastest : s->cost[t];
+                lstar = c > lstar ? c : lstar;
+        }
         for (uint32_t w = 0; s->bg && w < s->nworkers; w++)
                 lstar = s->bg[w] > lstar ? s->bg[w] : lstar;
         return lstar;
@@ -93,7 +132,7 @@ void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbom
                 if (s->wnode[s->worker[t]] != to) {
                         m->node_tasks++;
                         m->node_bytes += s->bytes[t];
-                        m->node_load += s->cost[t];
+                        m->node_load += lbomp__time_on(s, dest[t], s->cost[t]);
                 }
         }
 }

@@ -77,6 +77,7 @@ int lbomp_create(lbomp_t **out)
         if (n > LBOMP__MAX_WORKERS)
                 n = LBOMP__MAX_WORKERS;
         rc = lbomp__lbs_init(&lb->lbs, lb->cfg.trace);
+        lb->ws.speeds = lb->cfg.speeds;
         if (rc == 0)
                 rc = lbomp__workers_resize(&lb->ws, n, &lb->tasks, &lb->topo, lb->cfg.steal);
         if (rc < 0)

@@ -4,6 +4,7 @@
  * in one place keeps live runs, tests and the simulator consistent. Calls nothing else.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "policy.h"
 
@@ -135,4 +136,67 @@ void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbom
                         m->node_load += lbomp__time_on(s, dest[t], s->cost[t]);
                 }
         }
+}
+
+/* a before b in the placement heap: the better speed ÷ (held + placed + 1), ties the lower id */
+static bool place_before(const double *key, uint32_t a, uint32_t b)
+{
+        return key[a] > key[b] || (key[a] == key[b] && a < b);
+}
+
+static void place_down(uint32_t *h, uint32_t n, const double *key, uint32_t i)
+{
+        for (;;) {
+                uint32_t l = 2 * i + 1, m = i;
+                if (l < n && place_before(key, h[l], h[m]))
+                        m = l;
+                if (l + 1 < n && place_before(key, h[l + 1], h[m]))
+                        m = l + 1;
+                if (m == i)
+                        return;
+                uint32_t x = h[i];
+                h[i] = h[m];
+                h[m] = x;
+                i = m;
+        }
+}
+
+int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, uint32_t n,
+                        uint32_t *count)
+{
+        bool equal = true, none = true;
+        for (uint32_t w = 0; w < P; w++) {
+                equal &= !speed || speed[w] == speed[0];
+                none &= !held || held[w] == 0;
+                count[w] = 0;
+        }
+        if (equal && none) { /* schedule(static)'s blocks, as before speeds */
+                for (uint32_t k = 0; k < n; k++)
+                        count[(uint64_t)k * P / n]++;
+                return 0;
+        }
+        uint32_t *h = malloc((size_t)P * sizeof *h + 1);
+        double *key = malloc((size_t)P * sizeof *key + 1);
+        if (!h || !key) {
+                free(h);
+                free(key);
+                return -ENOMEM;
+        }
+        for (uint32_t w = 0; w < P; w++) {
+                h[w] = w;
+                key[w] = (speed ? speed[w] : 1.0) / ((held ? (double)held[w] : 0) + 1);
+        }
+        for (uint32_t i = P / 2 + 1; i-- > 0;)
+                if (i < P)
+                        place_down(h, P, key, i);
+        for (uint32_t k = 0; k < n && P; k++) {
+                uint32_t w = h[0];
+                count[w]++;
+                key[w] = (speed ? speed[w] : 1.0) /
+                         ((held ? (double)held[w] : 0) + (double)count[w] + 1);
+                place_down(h, P, key, 0);
+        }
+        free(h);
+        free(key);
+        return 0;
 }

@@ -215,6 +215,19 @@ struct lbomp__moves {
 };
 void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
 
+/*
+ * Placement by capacity (metrics.c): how many of n new tasks each of P workers gets, into
+ * count[P]. With equal speeds (speed NULL or all equal) and nothing held, today's blocks: worker
+ * w gets the tasks k with floor(k P / n) = w, as schedule(static) gives ids out. Otherwise the
+ * rule of the LAM/MPI heterogeneous launcher: each task in turn goes to the worker of the best
+ * speed ÷ (tasks it holds + tasks placed there + 1), ties to the lower id; `held` (NULL: none) is
+ * what each worker holds already. The caller lays the counts out as contiguous blocks in worker
+ * order, so that neighbouring ids stay together. O(n + P) for equal speeds, O(n log P) otherwise
+ * (O(n P) beyond 64 workers is avoided by a heap).
+ */
+int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, uint32_t n,
+                        uint32_t *count);
+
 /* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
  * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in
  * place (0 or -ENOMEM). */

@@ -181,8 +181,9 @@ void lbomp_policy_help(FILE *out);
  * NULL is what ends LBOMP_FOR_EACH_TASK), `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
  * or LBOMP_NODE_ANY. Tasks added since the last step are placed at the start of the next step in
- * contiguous blocks of ids over all workers, as schedule(static) would place them; the balancer
- * moves them from there.
+ * contiguous blocks of ids over all workers, as schedule(static) would place them when the
+ * workers' speeds are equal, of sizes by capacity otherwise (README "Unequal cores"); the
+ * balancer moves them from there.
  * Returns 0 and the new id in *id (may be NULL), -EINVAL (data NULL, home_node out of range),
  * -ENOMEM.
  */

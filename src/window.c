@@ -396,13 +396,16 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
                 struct lbomp__worker *w = &ws->w[i];
                 if (ws->speeds != LBOMP__SPEEDS_AUTO) {
                         w->rel = w->share = 1.0;
-                } else if (!time_wall && w->win_wall_s > 0) {
+                } else if (!time_wall && !ws->oversubscribed && w->win_wall_s > 0) {
+                        /* (oversubscribed, the threads share the cores with each other: their
+                         * shares say how the kernel interleaved them, not which is slower, and
+                         * stealing evens that out within the step) */
                         double m = w->win_cpu_s / w->win_wall_s;
                         m = m > 1 ? 1 : m < 0.02 ? 0.02 : m;
                         w->share = SHARE_NEW * m + (1 - SHARE_NEW) * w->share;
                 }
         }
-        if (ws->speeds == LBOMP__SPEEDS_AUTO && win->timed && win->hrun)
+        if (ws->speeds == LBOMP__SPEEDS_AUTO && !ws->oversubscribed && win->timed && win->hrun)
                 update_rel(win, ws, time_wall);
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];

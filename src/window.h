@@ -144,8 +144,8 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
 /*
  * At an LB step, with no step running (after the window's steps are folded in): every worker's
  * speed (workers.h) from this window. LBOMP_SPEEDS=off: 1.0. prior: its core's CPU kind only.
- * auto: the prior × rel × share, where share (LBOMP_TIME=cpu only) is its thread's CPU time ÷
- * wall time over the window's steps, and rel moves toward what the tasks timed on more than one
+ * auto: the prior × rel × share, where share (LBOMP_TIME=cpu, a team with a core per thread) is
+ * its thread's CPU time ÷ wall time over the window's steps, and rel moves toward what the tasks timed on more than one
  * worker say (a task that migrated: its mean time on its old owner against that on its new one;
  * stolen runs are left out, as a thief runs a task with its neighbours' data in the victim's
  * caches, which says nothing of the thief's speed; under LBOMP_TIME=cpu, only between workers

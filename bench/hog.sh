@@ -71,5 +71,5 @@ for k in ["default", "blind", "none", "none-nosteal", "omp-dynamic", "default-no
     t, s = med[k]
     f = lambda a, b: f"{a / b:.3f}"
     print(f"| {k} | {t:.3f} | {s:.4f} | {f(t, med['none'][0])} | {f(t, med['none-nosteal'][0])} | "
-          f"{f(t, med['omp-dynamic'][0])} | {f(s, med['none'][1])} | {f(s, med['omp-dynamic'][1])} | {by[k][-1][3] if len(by[k][-1]) > 3 else '-'} |")
+          f"{f(t, med['omp-dynamic'][0])} | {f(s, med['none'][1])} | {f(s, med['omp-dynamic'][1])} | {' '.join(by[k][-1][3:]) or '-'} |")
 PY

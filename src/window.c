@@ -319,6 +319,7 @@ static double round_speed(double x)
 
 #define SHARE_NEW   0.75 /* weight of the last window in a worker's share */
 #define REL_MIN_OBS 8    /* pairs of times a worker needs before its rel moves */
+#define HYSTERESIS  0.10 /* relative change of a speed that is applied */
 
 /* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
  * 0.95 of its wall time), or its share is not measured (LBOMP_TIME=wall, short steps). */
@@ -410,8 +411,16 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 double prior = ws->speeds == LBOMP__SPEEDS_OFF ? 1.0 : w->prior;
-                w->hw = round_speed(prior * w->rel);
-                w->speed = round_speed(w->hw * round_speed(w->share));
+                double hw = round_speed(prior * w->rel);
+                double speed = round_speed(hw * round_speed(w->share));
+                /* Hysteresis: a speed changes when the estimate moved by more than HYSTERESIS,
+                 * so that noise (other processes coming and going) does not move tasks back and
+                 * forth; a change of mode or prior always applies. */
+                if (ws->speeds != LBOMP__SPEEDS_AUTO || fabs(speed / w->speed - 1) > HYSTERESIS ||
+                    fabs(hw / w->hw - 1) > HYSTERESIS) {
+                        w->hw = hw;
+                        w->speed = speed;
+                }
         }
 }
 

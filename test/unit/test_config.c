@@ -20,7 +20,7 @@ static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",       
                                        "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
                                        "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
                                        "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
-                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT", "LBOMP_SPEEDS"};
+                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT",  "LBOMP_SPEEDS"};
 
 static void clear_env(void)
 {

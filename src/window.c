@@ -378,7 +378,10 @@ static void update_rel(struct lbomp__window *win, struct lbomp__workers *ws, boo
         for (int i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 if (cnt[i] >= REL_MIN_OBS) {
-                        double r = w->rel * exp(0.5 * sum[i] / cnt[i]);
+                        /* from the factor the times were converted with (hw, which the
+                         * hysteresis may have kept while rel moved) */
+                        double used = w->prior > 0 ? w->hw / w->prior : w->rel;
+                        double r = used * exp(0.5 * sum[i] / cnt[i]);
                         w->rel = r < 0.25 ? 0.25 : r > 4 ? 4 : r;
                 }
                 lsum += log(w->rel);

@@ -6,6 +6,7 @@
  *    greedy-refine and greedy-comm give the fast worker about twice the work and predict a step
  *    time near the capacity-weighted ideal; hierarchical's node shares follow capacity;
  *  - placement by capacity: today's blocks with equal speeds, the launcher's rule otherwise;
+ *  - the measured parts of a speed (share, rel) on a window filled by hand;
  *  - CPU kinds: the prior speeds of the rule, and the hybrid profile's cores through the library;
  *  - a version-1 trace still reads, with every speed 1.0.
  * Usage: test_speeds PROFILES_DIR TRACE_V1_FILE
@@ -219,6 +220,61 @@ static void kinds(const char *profiles)
         lbomp_destroy(lb);
 }
 
+/* The measured parts, on a window filled by hand (no timing): share from CPU ÷ wall time, rel
+ * from tasks that migrated between windows, both toward a worker half as fast. */
+static struct lbomp__worker wk[2];
+
+static void measured(void)
+{
+        struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
+        struct lbomp__window win = {0};
+        uint32_t T = 40, tasks[2][40];
+        ASSERT_EQ(lbomp__window_reserve(&win, T, 1), 0);
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        /* share: worker 1's thread gets half of its wall time, window after window */
+        for (int k = 0; k < 8; k++) {
+                wk[0].win_cpu_s = 1.0, wk[0].win_wall_s = 1.0;
+                wk[1].win_cpu_s = 0.5, wk[1].win_wall_s = 1.0;
+                lbomp__window_speeds(&win, &ws, false);
+        }
+        fprintf(stderr, "share: speeds %g %g (shares %g %g)\n", wk[0].speed, wk[1].speed,
+                wk[0].share, wk[1].share);
+        ASSERT_DEQ(wk[0].speed, 1.0);
+        ASSERT(wk[1].speed > 0.45 && wk[1].speed < 0.58);
+        /* the same under LBOMP_TIME=wall: no share */
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        lbomp__window_speeds(&win, &ws, true);
+        ASSERT_DEQ(wk[1].speed, 1.0);
+        /* rel (LBOMP_TIME=wall): every window the two halves of the tasks swap workers; a task
+         * takes 1 s on worker 0 and 2 s on worker 1, timed in reference units by each worker's
+         * current hw, 3 timed runs by its owner */
+        for (int k = 0; k < 12; k++) {
+                for (int i = 0; i < 2; i++)
+                        wk[i].n = 0;
+                for (uint32_t t = 0; t < T; t++) {
+                        uint32_t w = (t < T / 2) == (k % 2 == 0) ? 0 : 1;
+                        wk[w].tasks[wk[w].n++] = t;
+                        double v = (w ? 2.0 : 1.0) * wk[w].hw;
+                        win.ns[t] = 3;
+                        win.ticks[t] = 3 * v;
+                        for (int j = 0; j < 3; j++) {
+                                win.hist[t * 3 + j] = (float)v;
+                                win.hrun[t * 3 + j] = w;
+                        }
+                }
+                win.timed = 3;
+                lbomp__window_speeds(&win, &ws, true);
+        }
+        fprintf(stderr, "rel: speeds %g %g (rel %g %g)\n", wk[0].speed, wk[1].speed, wk[0].rel,
+                wk[1].rel);
+        ASSERT(wk[0].speed / wk[1].speed > 1.8 && wk[0].speed / wk[1].speed < 2.2);
+        lbomp__window_free(&win);
+}
+
 /* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
 static void trace_v1(const char *file)
 {
@@ -247,6 +303,7 @@ int main(int argc, char **argv)
         two_to_one();
         node_shares();
         placement();
+        measured();
         kinds(argv[1]);
         trace_v1(argv[2]);
         fprintf(stderr, "test_speeds: ok\n");

@@ -320,6 +320,8 @@ static double round_speed(double x)
 #define SHARE_NEW   0.75 /* weight of the last window in a worker's share */
 #define REL_MIN_OBS 8    /* pairs of times a worker needs before its rel moves */
 #define HYSTERESIS  0.10 /* relative change of a speed that is applied */
+#define SHARE_ZONE  0.10 /* a share within this of the best one counts as the best */
+#define SHARE_MIN_S 0.05 /* wall time a window must have measured for a share */
 
 /* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
  * 0.95 of its wall time), or its share is not measured (LBOMP_TIME=wall, short steps). */
@@ -400,10 +402,11 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
                 struct lbomp__worker *w = &ws->w[i];
                 if (ws->speeds != LBOMP__SPEEDS_AUTO) {
                         w->rel = w->share = 1.0;
-                } else if (!time_wall && !ws->oversubscribed && w->win_wall_s > 0) {
+                } else if (!time_wall && !ws->oversubscribed && w->win_wall_s >= SHARE_MIN_S) {
                         /* (oversubscribed, the threads share the cores with each other: their
                          * shares say how the kernel interleaved them, not which is slower, and
-                         * stealing evens that out within the step) */
+                         * stealing evens that out within the step; a window of less than
+                         * SHARE_MIN_S measured is a few of the kernel's time slices, noise) */
                         double m = w->win_cpu_s / w->win_wall_s;
                         m = m > 1 ? 1 : m < 0.02 ? 0.02 : m;
                         w->share = SHARE_NEW * m + (1 - SHARE_NEW) * w->share;
@@ -411,11 +414,19 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
         }
         if (ws->speeds == LBOMP__SPEEDS_AUTO && !ws->oversubscribed && win->timed && win->hrun)
                 update_rel(win, ws, time_wall);
+        /* Shares count relative to the best-served thread's: only ratios matter to a plan, and a
+         * machine that other processes load evenly is no reason to move anything. Within
+         * SHARE_ZONE of it, a thread counts as served as well. */
+        double best = 0;
+        for (int i = 0; i < ws->n; i++)
+                best = ws->w[i].share > best ? ws->w[i].share : best;
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 double prior = ws->speeds == LBOMP__SPEEDS_OFF ? 1.0 : w->prior;
                 double hw = round_speed(prior * w->rel);
-                double speed = round_speed(hw * round_speed(w->share));
+                double share = best > 0 ? w->share / best : 1.0;
+                share = share > 1 - SHARE_ZONE ? 1.0 : round_speed(share);
+                double speed = round_speed(hw * share);
                 /* Hysteresis: a speed changes when the estimate moved by more than HYSTERESIS,
                  * so that noise (other processes coming and going) does not move tasks back and
                  * forth; a change of mode or prior always applies. */

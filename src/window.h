@@ -151,8 +151,9 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
  * in the victim's caches, which says nothing of the thief's speed; under LBOMP_TIME=cpu, only
  * between workers whose threads had their cores to themselves); each smoothed over windows, and
  * rounded (1/64, and to 1.0 within 5 %) so that an unshared machine of one kind keeps every speed
- * at exactly 1.0; a speed changes only by more than 10 % (noise moves no task). An oversubscribed
- * team measures neither share nor rel.
+ * at exactly 1.0; a speed changes only by more than 10 % (noise moves no task). Shares count
+ * relative to the best-served thread's (within 10 % of it: 1.0), from windows of 50 ms measured
+ * or more. An oversubscribed team measures neither share nor rel.
  */
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */

@@ -239,6 +239,10 @@ static void measured(void)
                 wk[1].win_cpu_s = 0.5, wk[1].win_wall_s = 1.0;
                 lbomp__window_speeds(&win, &ws, false);
         }
+        /* a window of a few ms measures no share */
+        wk[1].win_cpu_s = 0.001, wk[1].win_wall_s = 0.01;
+        lbomp__window_speeds(&win, &ws, false);
+        ASSERT(wk[1].share > 0.45);
         fprintf(stderr, "share: speeds %g %g (shares %g %g)\n", wk[0].speed, wk[1].speed,
                 wk[0].share, wk[1].share);
         ASSERT_DEQ(wk[0].speed, 1.0);

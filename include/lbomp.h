@@ -535,7 +535,9 @@ typedef struct lbomp_lb_stats {
 /** What one window (the steps between two balancer runs) measured. */
 typedef struct lbomp_window_stats {
         uint64_t first_step, steps;
-        double imbalance; /* λ of the measured loads of the window */
+        double imbalance; /* λ of the measured loads of the window: each worker's owned load
+                             as a predicted time (÷ its speed) over the capacity-weighted mean
+                             (README "Unequal cores"); plain max / mean with equal speeds */
         double max_load, avg_load;
         double wall_s;   /* wall time of the window's steps */
         uint64_t stolen; /* tasks run by another worker than their owner (LBOMP_STEAL) */

@@ -482,19 +482,26 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         /* (the caller folded the window's steps in) */
         ws_rec->first_step = win->first;
         ws_rec->steps = steps - win->first;
-        double mx = 0, sum = 0, run_mx = 0, run_sum = 0, per = win->steps ? 1.0 / win->steps : 1.0;
+        double mx = 0, sum = 0, ssum = 0, run_mx = 0, run_sum = 0;
+        double per = win->steps ? 1.0 / win->steps : 1.0;
         for (int i = 0; i < ws->n; i++) {
                 /* `owned` charges tasks to their owners (what a plan can change); `run` to the
-                 * threads that ran them (what the steps took). */
-                double load = ws->w[i].win_owned_s * per, run = ws->w[i].win_run_s * per;
-                sum += load;
+                 * threads that ran them (what the steps took). The owned load as a predicted
+                 * time, against the capacity-weighted mean, as the plans see it (the same
+                 * numbers, bit for bit, with every speed 1.0). */
+                const struct lbomp__worker *w = &ws->w[i];
+                double load = w->win_owned_s * per, run = w->win_run_s * per, sp = w->speed;
+                if (w->hw != sp)
+                        load = load * w->hw / sp;
+                sum += sp * load;
+                ssum += sp;
                 mx = load > mx ? load : mx;
                 run_sum += run;
                 run_mx = run > run_mx ? run : run_mx;
                 ws_rec->stolen += ws->w[i].win_stolen;
         }
         ws_rec->max_load = mx;
-        ws_rec->avg_load = ws->n ? sum / ws->n : 0;
+        ws_rec->avg_load = ws->n ? sum / ssum : 0;
         ws_rec->imbalance = ws_rec->avg_load > 0 ? mx / ws_rec->avg_load : 1.0;
         ws_rec->imbalance_run = run_sum > 0 ? run_mx / (run_sum / ws->n) : 1.0;
         ws_rec->imbalance_step_mean = win->steps ? win->lam_sum / win->steps : 1.0;

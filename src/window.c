@@ -320,7 +320,7 @@ static double round_speed(double x)
 #define SHARE_NEW   0.75 /* weight of the last window in a worker's share */
 #define REL_MIN_OBS 8    /* pairs of times a worker needs before its rel moves */
 #define HYSTERESIS  0.10 /* relative change of a speed that is applied */
-#define SHARE_ZONE  0.10 /* a share within this of the best one counts as the best */
+#define SHARE_ZONE  0.25 /* a share within this of the best one counts as the best */
 #define SHARE_MIN_S 0.05 /* wall time a window must have measured for a share */
 
 /* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
@@ -432,6 +432,10 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
                  * forth; a change of mode or prior always applies. */
                 if (ws->speeds != LBOMP__SPEEDS_AUTO || fabs(speed / w->speed - 1) > HYSTERESIS ||
                     fabs(hw / w->hw - 1) > HYSTERESIS) {
+                        if (ws->verbose && (hw != w->hw || speed != w->speed))
+                                lbomp__log("lbomp: worker %d: speed %.3g -> %.3g (prior %.3g, rel "
+                                           "%.3g, share %.3g of the best-served thread's)",
+                                           i, w->speed, speed, prior, w->rel, share);
                         w->hw = hw;
                         w->speed = speed;
                 }

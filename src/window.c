@@ -317,11 +317,12 @@ static double round_speed(double x)
         return q < 1.0 / 64 ? 1.0 / 64 : q;
 }
 
-#define SHARE_NEW   0.75 /* weight of the last window in a worker's share */
-#define REL_MIN_OBS 8    /* pairs of times a worker needs before its rel moves */
-#define HYSTERESIS  0.10 /* relative change of a speed that is applied */
-#define SHARE_ZONE  0.25 /* a share within this of the best one counts as the best */
-#define SHARE_MIN_S 0.05 /* wall time a window must have measured for a share */
+#define SHARE_NEW     0.75 /* weight of the last window in a worker's share */
+#define REL_MIN_OBS   8    /* pairs of times a worker needs before its rel moves */
+#define HYSTERESIS    0.10 /* relative change of a speed that is applied */
+#define SHARE_ZONE    0.25 /* a share within this of the best one counts as the best */
+#define SHARE_MIN_S   0.05 /* wall time a window must have measured for a share */
+#define SHARE_WINDOWS 2    /* windows in a row a thread must be worse served to count as such */
 
 /* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
  * 0.95 of its wall time), or its share is not measured (LBOMP_TIME=wall, short steps). */
@@ -410,7 +411,23 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
                         double m = w->win_cpu_s / w->win_wall_s;
                         m = m > 1 ? 1 : m < 0.02 ? 0.02 : m;
                         w->share = SHARE_NEW * m + (1 - SHARE_NEW) * w->share;
+                        w->win_share = m;
+                } else {
+                        w->win_share = -1; /* not measured in this window */
                 }
+        }
+        /* A thread counts as worse served after SHARE_WINDOWS windows in a row measured below
+         * 1 - SHARE_ZONE of the best-served thread's share in the same window: a co-runner that
+         * stays, not a burst of other processes. */
+        double top = 0;
+        for (int i = 0; i < ws->n; i++)
+                top = ws->w[i].win_share > top ? ws->w[i].win_share : top;
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (w->win_share < 0)
+                        continue; /* no news: as it was */
+                bool low = top > 0 && w->win_share < (1 - SHARE_ZONE) * top;
+                w->share_low = low ? w->share_low + (w->share_low < 255) : 0;
         }
         if (ws->speeds == LBOMP__SPEEDS_AUTO && !ws->oversubscribed && win->timed && win->hrun)
                 update_rel(win, ws, time_wall);
@@ -425,7 +442,8 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
                 double prior = ws->speeds == LBOMP__SPEEDS_OFF ? 1.0 : w->prior;
                 double hw = round_speed(prior * w->rel);
                 double share = best > 0 ? w->share / best : 1.0;
-                share = share > 1 - SHARE_ZONE ? 1.0 : round_speed(share);
+                share = share > 1 - SHARE_ZONE || w->share_low < SHARE_WINDOWS ? 1.0
+                                                                               : round_speed(share);
                 double speed = round_speed(hw * share);
                 /* Hysteresis: a speed changes when the estimate moved by more than HYSTERESIS,
                  * so that noise (other processes coming and going) does not move tasks back and

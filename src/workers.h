@@ -80,11 +80,13 @@ struct lbomp__worker {
         double win_cpu_s, win_wall_s; /* Σ cpu_s, wall_s of its clean steps in the window */
         /* Its speed (README "Unequal cores"), updated at every LB step (lbomp__window_speeds):
          * speed = prior × rel × share, task times × prior × rel = reference units. */
-        double prior; /* of its core's CPU kind (topology) */
-        double rel;   /* measured: the same tasks' times on other workers */
-        double share; /* measured: share of wall time its thread got (LBOMP_TIME=cpu) */
-        double hw;    /* prior × rel, rounded: reference units per second of task time */
-        double speed; /* hw × share, rounded: what the snapshot gets */
+        double prior;      /* of its core's CPU kind (topology) */
+        double rel;        /* measured: the same tasks' times on other workers */
+        double share;      /* measured: share of wall time its thread got (LBOMP_TIME=cpu) */
+        double win_share;  /* that share in the last window alone, or < 0: not measured */
+        uint8_t share_low; /* windows in a row it was measured worse served than the best */
+        double hw;         /* prior × rel, rounded: reference units per second of task time */
+        double speed;      /* hw × share, rounded: what the snapshot gets */
         /* data moves of the current LB step (migrate.c), summed by the LB step */
         uint32_t data_moves;
         uint64_t data_bytes;

@@ -320,9 +320,9 @@ static double round_speed(double x)
 #define SHARE_NEW     0.75 /* weight of the last window in a worker's share */
 #define REL_MIN_OBS   8    /* pairs of times a worker needs before its rel moves */
 #define HYSTERESIS    0.10 /* relative change of a speed that is applied */
-#define SHARE_ZONE    0.25 /* a share within this of the best one counts as the best */
+#define SHARE_ZONE    0.30 /* a share within this of the best one counts as the best */
 #define SHARE_MIN_S   0.05 /* wall time a window must have measured for a share */
-#define SHARE_WINDOWS 2    /* windows in a row a thread must be worse served to count as such */
+#define SHARE_WINDOWS 3    /* windows in a row a thread must be worse served to count as such */
 
 /* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
  * 0.95 of its wall time), or its share is not measured (LBOMP_TIME=wall, short steps). */

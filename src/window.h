@@ -152,8 +152,8 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
  * between workers whose threads had their cores to themselves); each smoothed over windows, and
  * rounded (1/64, and to 1.0 within 5 %) so that an unshared machine of one kind keeps every speed
  * at exactly 1.0; a speed changes only by more than 10 % (noise moves no task). Shares count
- * relative to the best-served thread's (within 25 % of it, or until a thread was measured
- * below that in 2 windows in a row: 1.0), from windows of 50 ms measured or more. An oversubscribed
+ * relative to the best-served thread's (within 30 % of it, or until a thread was measured
+ * below that in 3 windows in a row: 1.0), from windows of 50 ms measured or more. An oversubscribed
  * team measures neither share nor rel.
  */
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);

@@ -5,6 +5,7 @@
 #   blind         the same with LBOMP_SPEEDS=off (every worker speed 1.0: the plans of before)
 #   none          --policy none (no plan; stealing still on, the default LBOMP_STEAL=all)
 #   none-nosteal  --policy none with LBOMP_STEAL=off (each thread runs its half)
+#   default-nosteal  the default with LBOMP_STEAL=off (the speed-aware plan alone)
 #   omp-dynamic   --baseline omp-dynamic (no lbomp)
 # plus `default` without the hog. Prints one line per run, then a table of medians (total
 # seconds and median step) with ratios against none, none-nosteal and omp-dynamic, the two
@@ -52,6 +53,7 @@ for ((i = 1; i <= reps; i++)); do
   run blind 1 LBOMP_SPEEDS=off -- "$@"
   run none 1 LBOMP_X=1 -- --policy none "$@"
   run none-nosteal 1 LBOMP_STEAL=off -- --policy none "$@"
+  run default-nosteal 1 LBOMP_STEAL=off -- "$@"
   run omp-dynamic 1 LBOMP_X=1 -- --baseline omp-dynamic "$@"
   run default-nohog 0 LBOMP_X=1 -- "$@"
 done
@@ -66,7 +68,8 @@ med = {k: (st.median(float(r[1]) for r in v), st.median(float(r[2]) for r in v))
 print(f"\n{sys.argv[2]} interleaved rounds, medians (hog: taskset -c 1 yes > /dev/null)\n")
 print("| variant | total s | median step s | total / none | total / none-nosteal | total / omp-dynamic | step / none | step / omp-dynamic | speeds (w0 w1, last run) |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-for k in ["default", "blind", "none", "none-nosteal", "omp-dynamic", "default-nohog"]:
+for k in ["default", "blind", "none", "none-nosteal", "default-nosteal", "omp-dynamic",
+          "default-nohog"]:
     if k not in med: continue
     t, s = med[k]
     f = lambda a, b: f"{a / b:.3f}"

@@ -181,8 +181,9 @@ void lbomp_policy_help(FILE *out);
  * NULL is what ends LBOMP_FOR_EACH_TASK), `bytes` the
  * size of its data (used by the locality cost model), `home_node` the NUMA node its data lives on
  * or LBOMP_NODE_ANY. Tasks added since the last step are placed at the start of the next step in
- * contiguous blocks of ids over all workers, as schedule(static) would place them; the balancer
- * moves them from there.
+ * contiguous blocks of ids over all workers, as schedule(static) would place them when the
+ * workers' speeds are equal, of sizes by capacity otherwise (README "Unequal cores"); the
+ * balancer moves them from there.
  * Returns 0 and the new id in *id (may be NULL), -EINVAL (data NULL, home_node out of range),
  * -ENOMEM.
  */
@@ -534,7 +535,9 @@ typedef struct lbomp_lb_stats {
 /** What one window (the steps between two balancer runs) measured. */
 typedef struct lbomp_window_stats {
         uint64_t first_step, steps;
-        double imbalance; /* λ of the measured loads of the window */
+        double imbalance; /* λ of the measured loads of the window: each worker's owned load
+                             as a predicted time (÷ its speed) over the capacity-weighted mean
+                             (README "Unequal cores"); plain max / mean with equal speeds */
         double max_load, avg_load;
         double wall_s;   /* wall time of the window's steps */
         uint64_t stolen; /* tasks run by another worker than their owner (LBOMP_STEAL) */

@@ -44,6 +44,11 @@ declare -A expect=(
 	[sgi-uv2000-24n.xml]="24 24 192 192"
 	[epyc-7742-2s-nps4.xml]="2 8 128 128"
 	[xeon-8480-2s-snc4.xml]="2 8 112 112"
+	[intel-i9-12900k-hybrid.xml]="1 1 16 16"
+)
+# file -> CPU kinds expected, "cpuset:efficiency" each (hybrid profiles only; others have none)
+declare -A kinds=(
+	[intel-i9-12900k-hybrid.xml]="0x0000ff00:0 0x000000ff:1"
 )
 
 tmp=$(mktemp -d)
@@ -142,6 +147,13 @@ for path in "${files[@]}"; do
 		ok=0
 	else
 		matrix="${want_numa}x${want_numa} NUMALatency"
+	fi
+	want_kinds=${kinds[$name]:-}
+	got_kinds=$(lstopo --if xml -i "$path" --of console --cpukinds 2>/dev/null |
+		awk '/^CPU kind/ { printf "%s%s:%s", sep, $7, $5; sep = " " }')
+	if [[ $got_kinds != "$want_kinds" ]]; then
+		fail "$name" "CPU kinds '$got_kinds', expected '$want_kinds'"
+		ok=0
 	fi
 	((ok)) && printf 'ok   %-24s %3s packages %3s NUMA nodes %4s cores %4s PUs, distances: %s\n' \
 		"$name" "$got_pkg" "$got_numa" "$got_core" "$got_pu" "$matrix"

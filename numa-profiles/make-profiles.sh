@@ -172,6 +172,26 @@ profile xeon-8480-2s-snc4 \
 	GenuineIntel 6 143 "Intel(R) Xeon(R) Platinum 8480+"
 slit_two_level 4 2 10 12 21 | add_distances "$tmp/xeon-8480-2s-snc4.xml" 8
 
+# cpukind FILE CPUSET EFFICIENCY NAME=VALUE...: a CPU kind (hwloc 2.4+ <cpukind>), as hwloc's
+# Linux backend records it on a hybrid processor: the kind's cores, its efficiency rank (higher
+# = faster) and its infos (CoreType from CPUID leaf 0x1a, frequencies from cpufreq).
+cpukind() {
+	local file=$1 set=$2 eff=$3 kv
+	shift 3
+	for kv in "$@"; do
+		hwloc-annotate "$file" "$file" -- root -- cpukind "$set" "$eff" 0 "${kv%%=*}" "${kv#*=}"
+	done
+}
+
+# 7. Intel Core i9-12900K (Alder Lake), hybrid: 8 performance cores (Golden Cove, 3.2 / 5.1 GHz)
+#    and 8 efficiency cores (Gracemont, 2.4 / 3.9 GHz), one NUMA node. Two CPU kinds. The tree
+#    is simplified: one L2 per core for both kinds (see README).
+profile intel-i9-12900k-hybrid \
+	"pack:1 [numa(memory=64GiB)] l3:1(size=30MiB) l2:16(size=1280KiB) l1d:1(size=48KiB) l1i:1(size=32KiB) core:1 pu:1" \
+	GenuineIntel 6 151 "12th Gen Intel(R) Core(TM) i9-12900K"
+cpukind "$tmp/intel-i9-12900k-hybrid.xml" 0x0000ff00 0 CoreType=IntelAtom FrequencyMaxMHz=3900 FrequencyBaseMHz=2400
+cpukind "$tmp/intel-i9-12900k-hybrid.xml" 0x000000ff 1 CoreType=IntelCore FrequencyMaxMHz=5100 FrequencyBaseMHz=3200
+
 for f in "$tmp"/*.xml; do
 	cp "$f" "$out/"
 	echo "wrote $out/$(basename "$f")"

@@ -37,6 +37,7 @@ struct var {
 static const char *const steal_words[] = {"off", "node", "all", NULL};
 static const char *const time_words[] = {"cpu", "wall", NULL};
 static const char *const onoff_words[] = {"on", "off", NULL};
+static const char *const speeds_words[] = {"auto", "prior", "off", NULL};
 
 static int replace(char **field, const char *s)
 {
@@ -116,6 +117,13 @@ static int apply_time(struct lbomp__config *c, const struct var *v, double num, 
         return 0;
 }
 
+static int apply_speeds(struct lbomp__config *c, const struct var *v, double num, const char *s)
+{
+        (void)v, (void)s;
+        c->speeds = (enum lbomp__speeds)num; /* the index of the word: auto, prior, off */
+        return 0;
+}
+
 static int apply_move_pages(struct lbomp__config *c, const struct var *v, double num, const char *s)
 {
         (void)s;
@@ -181,8 +189,12 @@ static const struct var vars[] = {
          "(nearest first)",
          K_WORD, 0, 0, steal_words, NULL, apply_steal},
         {"LBOMP_TIME", "cpu",
-         "task time: cpu (wall time, bounded by the thread's CPU time) or wall", K_WORD, 0, 0,
-         time_words, NULL, apply_time},
+         "task time: cpu (CPU time; the share of wall time a thread gets is its worker's speed) "
+         "or wall (wall time; speeds from tasks run on several workers)",
+         K_WORD, 0, 0, time_words, NULL, apply_time},
+        {"LBOMP_SPEEDS", "auto",
+         "worker speeds: auto (CPU kinds × measured), prior (CPU kinds only), off (all 1.0)",
+         K_WORD, 0, 0, speeds_words, NULL, apply_speeds},
         {"LBOMP_MOVE_PAGES", "off",
          "on: a migrating task's registered pages follow it (move_pages)", K_WORD, 0, 0,
          onoff_words, NULL, apply_move_pages},

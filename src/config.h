@@ -17,6 +17,8 @@
 #include "policy.h"
 
 enum lbomp__steal { LBOMP__STEAL_OFF, LBOMP__STEAL_NODE, LBOMP__STEAL_ALL };
+/* LBOMP_SPEEDS: where workers' speeds come from (README "Unequal cores"). */
+enum lbomp__speeds { LBOMP__SPEEDS_AUTO, LBOMP__SPEEDS_PRIOR, LBOMP__SPEEDS_OFF };
 
 struct lbomp__config {
         const struct lbomp__policy *policy;
@@ -26,9 +28,10 @@ struct lbomp__config {
         char *topology; /* NULL: host */
         char *trace;    /* LBOMP_TRACE: file recording every LB step, or NULL */
         enum lbomp__steal steal;
-        bool time_wall;      /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
-        bool move_pages;     /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
-        char *powercap_root; /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
+        bool time_wall; /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
+        enum lbomp__speeds speeds; /* LBOMP_SPEEDS: auto (prior × measured), prior, off (1.0) */
+        bool move_pages;           /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
+        char *powercap_root;       /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         double step_timeout; /* LBOMP_STEP_TIMEOUT: seconds a step waits for its team; 0: ever */
         struct lbomp__params params;
 };

@@ -77,6 +77,8 @@ int lbomp_create(lbomp_t **out)
         if (n > LBOMP__MAX_WORKERS)
                 n = LBOMP__MAX_WORKERS;
         rc = lbomp__lbs_init(&lb->lbs, lb->cfg.trace);
+        lb->ws.speeds = lb->cfg.speeds;
+        lb->ws.verbose = lb->cfg.verbose > 0;
         if (rc == 0)
                 rc = lbomp__workers_resize(&lb->ws, n, &lb->tasks, &lb->topo, lb->cfg.steal);
         if (rc < 0)
@@ -137,7 +139,10 @@ int lbomp_set_period(lbomp_t *lb, int steps)
 
 int lbomp_set_verbose(lbomp_t *lb, int level)
 {
-        return set_num(lb, "LBOMP_VERBOSE", level, "lbomp_set_verbose");
+        int rc = set_num(lb, "LBOMP_VERBOSE", level, "lbomp_set_verbose");
+        if (rc == 0)
+                lb->ws.verbose = lb->cfg.verbose > 0;
+        return rc;
 }
 
 int lbomp_set_tolerance(lbomp_t *lb, double tolerance)

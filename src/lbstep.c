@@ -91,6 +91,7 @@ static int build_snapshot(struct lbomp *lb)
                 }
                 lbomp__window_costs(&lb->win, wk, lb->clock.ticks_per_s, l->cost);
                 lbomp__snap_worker(l->sb, w, lbomp__window_bg(&lb->win, wk), wk->node);
+                lbomp__snap_speed(l->sb, w, wk->speed);
                 for (uint32_t i = 0; i < wk->n; i++) {
                         const struct lbomp__task *t = &tk->task[wk->tasks[i]];
                         lbomp__snap_task(l->sb, w, wk->tasks[i], l->cost[i], t->bytes, t->home);
@@ -305,6 +306,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->cur = NULL;
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
+        lbomp__window_speeds(&lb->win, &lb->ws, lb->cfg.time_wall);
         if (strcmp(pol->name, "none") == 0 && !l->trace && !l->keep_costs) {
                 record_only(lb, 0, 0, 0);
                 return;

@@ -4,6 +4,7 @@
  * in one place keeps live runs, tests and the simulator consistent. Calls nothing else.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "policy.h"
 
@@ -11,8 +12,45 @@ void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load
 {
         for (uint32_t w = 0; w < s->nworkers; w++)
                 load[w] = s->bg ? s->bg[w] : 0.0;
+        if (!s->speed) {
+                for (uint32_t t = 0; t < s->ntasks; t++)
+                        load[map[t]] += s->cost[t];
+                return;
+        }
         for (uint32_t t = 0; t < s->ntasks; t++)
-                load[map[t]] += s->cost[t];
+                load[map[t]] += s->cost[t] / s->speed[map[t]];
+}
+
+void lbomp__snap_speeds(struct lbomp__snap *s)
+{
+        double sum = 0, mx = 0;
+        for (uint32_t w = 0; s->speed && w < s->nworkers; w++) {
+                sum += s->speed[w];
+                mx = s->speed[w] > mx ? s->speed[w] : mx;
+        }
+        s->speed_sum = sum;
+        s->speed_max = mx;
+}
+
+double lbomp__snap_lambda(const struct lbomp__snap *s, const double *load, double *max, double *avg)
+{
+        if (!s->speed)
+                return lbomp__imbalance(load, s->nworkers, max, avg);
+        /* Σ speed·load / Σ speed: with every speed 1.0 each product is the load and the divisor
+         * is P exactly, so this is lbomp__imbalance's average bit for bit. */
+        double mx = 0, sum = 0, ssum = 0;
+        for (uint32_t i = 0; i < s->nworkers; i++) {
+                sum += s->speed[i] * load[i];
+                ssum += s->speed[i];
+                if (load[i] > mx)
+                        mx = load[i];
+        }
+        double a = s->nworkers ? sum / ssum : 0;
+        if (max)
+                *max = mx;
+        if (avg)
+                *avg = a;
+        return a > 0 ? mx / a : 1.0;
 }
 
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg)
@@ -33,9 +71,11 @@ double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg
 
 double lbomp__bound(const struct lbomp__snap *s, double avg)
 {
-        double lstar = avg;
-        for (uint32_t t = 0; t < s->ntasks; t++)
-                lstar = s->cost[t] > lstar ? s->cost[t] : lstar;
+        double lstar = avg, fastest = lbomp__speed_max(s);
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                double c = s->speed ? s->cost[t] / fastest : s->cost[t];
+                lstar = c > lstar ? c : lstar;
+        }
         for (uint32_t w = 0; s->bg && w < s->nworkers; w++)
                 lstar = s->bg[w] > lstar ? s->bg[w] : lstar;
         return lstar;
@@ -93,7 +133,70 @@ void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbom
                 if (s->wnode[s->worker[t]] != to) {
                         m->node_tasks++;
                         m->node_bytes += s->bytes[t];
-                        m->node_load += s->cost[t];
+                        m->node_load += lbomp__time_on(s, dest[t], s->cost[t]);
                 }
         }
+}
+
+/* a before b in the placement heap: the better speed ÷ (held + placed + 1), ties the lower id */
+static bool place_before(const double *key, uint32_t a, uint32_t b)
+{
+        return key[a] > key[b] || (key[a] == key[b] && a < b);
+}
+
+static void place_down(uint32_t *h, uint32_t n, const double *key, uint32_t i)
+{
+        for (;;) {
+                uint32_t l = 2 * i + 1, m = i;
+                if (l < n && place_before(key, h[l], h[m]))
+                        m = l;
+                if (l + 1 < n && place_before(key, h[l + 1], h[m]))
+                        m = l + 1;
+                if (m == i)
+                        return;
+                uint32_t x = h[i];
+                h[i] = h[m];
+                h[m] = x;
+                i = m;
+        }
+}
+
+int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, uint32_t n,
+                        uint32_t *count)
+{
+        bool equal = true, none = true;
+        for (uint32_t w = 0; w < P; w++) {
+                equal &= !speed || speed[w] == speed[0];
+                none &= !held || held[w] == 0;
+                count[w] = 0;
+        }
+        if (equal && none) { /* schedule(static)'s blocks, as before speeds */
+                for (uint32_t k = 0; k < n; k++)
+                        count[(uint64_t)k * P / n]++;
+                return 0;
+        }
+        uint32_t *h = malloc((size_t)P * sizeof *h + 1);
+        double *key = malloc((size_t)P * sizeof *key + 1);
+        if (!h || !key) {
+                free(h);
+                free(key);
+                return -ENOMEM;
+        }
+        for (uint32_t w = 0; w < P; w++) {
+                h[w] = w;
+                key[w] = (speed ? speed[w] : 1.0) / ((held ? (double)held[w] : 0) + 1);
+        }
+        for (uint32_t i = P / 2 + 1; i-- > 0;)
+                if (i < P)
+                        place_down(h, P, key, i);
+        for (uint32_t k = 0; k < n && P; k++) {
+                uint32_t w = h[0];
+                count[w]++;
+                key[w] = (speed ? speed[w] : 1.0) /
+                         ((held ? (double)held[w] : 0) + (double)count[w] + 1);
+                place_down(h, P, key, 0);
+        }
+        free(h);
+        free(key);
+        return 0;
 }

@@ -19,7 +19,7 @@ int lbomp__plan_begin(struct lbomp__plan *p, const struct lbomp__snap *s, uint32
         p->s = s;
         p->dest = dest;
         lbomp__loads(s, s->worker, p->load);
-        p->lambda = lbomp__imbalance(p->load, s->nworkers, &p->max, &p->avg);
+        p->lambda = lbomp__snap_lambda(s, p->load, &p->max, &p->avg);
         p->max_new = p->max;
         p->lambda_new = p->lambda;
         memset(&p->moves, 0, sizeof p->moves);
@@ -41,7 +41,7 @@ void lbomp__plan_keep(struct lbomp__plan *p)
 void lbomp__plan_evaluate(struct lbomp__plan *p)
 {
         lbomp__loads(p->s, p->dest, p->load_new);
-        p->lambda_new = lbomp__imbalance(p->load_new, p->s->nworkers, &p->max_new, NULL);
+        p->lambda_new = lbomp__snap_lambda(p->s, p->load_new, &p->max_new, NULL);
         lbomp__moves(p->s, p->dest, &p->moves);
 }
 

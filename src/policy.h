@@ -61,12 +61,41 @@ struct lbomp__snap {
         const uint32_t *wtask_off; /* [nworkers + 1] */
         const uint32_t *wtask;     /* [ntasks] */
         const double *bg;          /* [nworkers] background load, seconds per step */
-        const int32_t *wnode;      /* [nworkers] NUMA node of each worker */
-        const double *dist;        /* [nnodes * nnodes], normalised: local = 1.0 */
-        uint64_t seed;             /* LBOMP_SEED mixed with the LB step number */
-        uint64_t lb_step;          /* 0 for the first LB step */
+        /* [nworkers] speed of each worker, or NULL: every speed 1.0. A task's cost is in
+         * reference units, what it costs on a worker of speed 1; on worker w it takes
+         * cost / speed[w] seconds. The background load is seconds on its worker already. */
+        const double *speed;
+        double speed_sum, speed_max; /* Σ and max of the speeds (lbomp__snap_speeds) */
+        const int32_t *wnode;        /* [nworkers] NUMA node of each worker */
+        const double *dist;          /* [nnodes * nnodes], normalised: local = 1.0 */
+        uint64_t seed;               /* LBOMP_SEED mixed with the LB step number */
+        uint64_t lb_step;            /* 0 for the first LB step */
         const struct lbomp__params *params;
 };
+
+/* Worker w's speed (1.0 when the snapshot has none). */
+static inline double lbomp__speed(const struct lbomp__snap *s, uint32_t w)
+{
+        return s->speed ? s->speed[w] : 1.0;
+}
+/* Seconds that `cost` (reference units) takes on worker w: cost / speed, which is the cost itself,
+ * bit for bit, at speed 1.0. */
+static inline double lbomp__time_on(const struct lbomp__snap *s, uint32_t w, double cost)
+{
+        return s->speed ? cost / s->speed[w] : cost;
+}
+/* Σ of the speeds (P when the snapshot has none) and the largest one. */
+static inline double lbomp__speed_sum(const struct lbomp__snap *s)
+{
+        return s->speed && s->speed_sum > 0 ? s->speed_sum : (double)s->nworkers;
+}
+static inline double lbomp__speed_max(const struct lbomp__snap *s)
+{
+        return s->speed && s->speed_max > 0 ? s->speed_max : 1.0;
+}
+/* Sets speed_sum and speed_max from speed[] (the snapshot builder calls it; whoever changes the
+ * speeds of a snapshot by hand calls it again). */
+void lbomp__snap_speeds(struct lbomp__snap *s);
 
 #define LBOMP__MSG_KINDS 8 /* message kinds a policy may name (struct lbomp__policy.msg_kinds) */
 
@@ -138,10 +167,16 @@ int lbomp__policy_run_offline_in(const struct lbomp__policy *p, const struct lbo
                                  uint32_t *dest, struct lbomp__pstats *st, struct lbomp__dec *dec);
 
 /* metrics.c: helpers shared by policies, the framework and the simulator. */
-/* Loads of every worker (bg + costs) under mapping `map` (a per-task worker array). */
+/* Loads of every worker under mapping `map` (a per-task worker array), in seconds per step: its
+ * background plus the time of its tasks on it, bg + Σ cost / speed (predicted time). */
 void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
 /* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg);
+/* The same for the workers of a snapshot, the average being the capacity-weighted ideal
+ * Σ speed·load / Σ speed: the step time if every worker finished at once (with equal speeds, the
+ * plain average, bit for bit). */
+double lbomp__snap_lambda(const struct lbomp__snap *s, const double *load, double *max,
+                          double *avg);
 /*
  * Whether a plan whose predicted maximum load is `max_new` pays against a current maximum `max`:
  * it must lower it by more than rounding (sums in another order differ in the last bits). The one
@@ -152,8 +187,9 @@ static inline bool lbomp__lowers_max(double max_new, double max)
 {
         return max_new < max * (1.0 - 1e-9);
 }
-/* The lower bound of a step's time: L* = max(average load, largest task cost, largest
- * background load), no mapping can do better. */
+/* The lower bound of a step's time: L* = max(average load (the capacity-weighted ideal of
+ * lbomp__snap_lambda), largest task cost on the fastest worker, largest background load), no
+ * mapping can do better. */
 double lbomp__bound(const struct lbomp__snap *s, double avg);
 /* 0 if every task has exactly one valid destination, else -EINVAL with the first bad task. */
 int lbomp__plan_check(const struct lbomp__snap *s, const uint32_t *dest, uint32_t *bad_task);
@@ -178,6 +214,19 @@ struct lbomp__moves {
         double cost;         /* the move cost, bytes × normalised distance */
 };
 void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbomp__moves *m);
+
+/*
+ * Placement by capacity (metrics.c): how many of n new tasks each of P workers gets, into
+ * count[P]. With equal speeds (speed NULL or all equal) and nothing held, today's blocks: worker
+ * w gets the tasks k with floor(k P / n) = w, as schedule(static) gives ids out. Otherwise the
+ * rule of the LAM/MPI heterogeneous launcher: each task in turn goes to the worker of the best
+ * speed ÷ (tasks it holds + tasks placed there + 1), ties to the lower id; `held` (NULL: none) is
+ * what each worker holds already. The caller lays the counts out as contiguous blocks in worker
+ * order, so that neighbouring ids stay together. O(n + P) for equal speeds, O(n log P) otherwise
+ * (O(n P) beyond 64 workers is avoided by a heap).
+ */
+int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, uint32_t n,
+                        uint32_t *count);
 
 /* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
  * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in

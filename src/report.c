@@ -245,6 +245,30 @@ static void energy_line(const struct lbomp *lb, FILE *out)
 }
 
 /* The configuration, machine, time measurement, energy and data lines of a runtime. */
+/* Every worker's speed and its parts (README "Unequal cores"); 16 workers at most, then a
+ * summary. */
+static void speeds_line(const struct lbomp *lb, FILE *out)
+{
+        const char *mode = lb->cfg.speeds == LBOMP__SPEEDS_OFF     ? "off"
+                           : lb->cfg.speeds == LBOMP__SPEEDS_PRIOR ? "prior"
+                                                                   : "auto";
+        fprintf(out, "  speeds (%s; speed = prior x rel x share):", mode);
+        double lo = INFINITY, hi = 0;
+        for (int i = 0; i < lb->ws.n; i++) {
+                const struct lbomp__worker *w = &lb->ws.w[i];
+                lo = w->speed < lo ? w->speed : lo;
+                hi = w->speed > hi ? w->speed : hi;
+                if (i < 16)
+                        fprintf(out, "%s w%d %.3g (%.3g x %.3g x %.3g)", i ? "," : "", i, w->speed,
+                                w->prior, w->rel, w->share);
+        }
+        if (lb->ws.n > 16)
+                fprintf(out, ", ... (%d workers, %.3g to %.3g)", lb->ws.n, lo, hi);
+        if (lb->topo.kinds[0])
+                fprintf(out, "; CPU kinds: %s", lb->topo.kinds);
+        fprintf(out, "\n");
+}
+
 static void header(const struct lbomp *lb, FILE *out)
 {
         char note[256];
@@ -262,9 +286,10 @@ static void header(const struct lbomp *lb, FILE *out)
                 lb->topo.dist_measured ? "from the topology" : "assumed (10/20)");
         fprintf(out, "  workers %d; binding: %s\n", lb->ws.n, note);
         fprintf(out, "  time: %s, %s%s\n", lbomp__clock_name(&lb->clock),
-                lb->cfg.time_wall ? "wall time"
-                                  : "wall time, bounded by each thread's CPU time in the step",
+                lb->cfg.time_wall ? "wall time (a co-runner slows a worker through rel)"
+                                  : "CPU time (a co-runner slows a worker through share)",
                 lb->ws.oversubscribed ? "; oversubscribed: more workers than cores" : "");
+        speeds_line(lb, out);
         fprintf(out, "  steps %llu, tasks %u, links %zu\n", (unsigned long long)lbomp_steps(lb),
                 lb->tasks.nalive, lb->tasks.nlink);
         uint64_t back = 0;
@@ -471,6 +496,20 @@ static void json(const struct lbomp *lb, FILE *out)
                                     : "counted",
                 (unsigned long long)d.moves, (unsigned long long)d.bytes);
         json_num(out, d.seconds);
+        fprintf(out, ",\"speeds\":[");
+        for (int i = 0; i < lb->ws.n; i++) {
+                const struct lbomp__worker *w = &lb->ws.w[i];
+                fprintf(out, "%s{\"speed\":", i ? "," : "");
+                json_num(out, w->speed);
+                fprintf(out, ",\"prior\":");
+                json_num(out, w->prior);
+                fprintf(out, ",\"rel\":");
+                json_num(out, w->rel);
+                fprintf(out, ",\"share\":");
+                json_num(out, w->share);
+                fprintf(out, "}");
+        }
+        fprintf(out, "]");
         fprintf(out, ",\"windows\":[");
         for (size_t i = 0; i < lb->win.n; i++) {
                 fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",

@@ -2,6 +2,7 @@
  * snapshot.c — the one builder of the immutable snapshot a policy reads (snapshot.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@ struct blink {
 
 struct lbomp__snapbuf {
         struct lbomp__snap s;
-        double *cost, *link_bytes, *bg;
+        double *cost, *link_bytes, *bg, *speed;
         uint32_t *worker, *id, *link_off, *link_dst, *wtask_off, *wtask, *dest, *index;
         uint64_t *bytes;
         int32_t *home, *wnode;
@@ -36,6 +37,7 @@ void lbomp__snapbuf_destroy(struct lbomp__snapbuf *b)
         free(b->cost);
         free(b->link_bytes);
         free(b->bg);
+        free(b->speed);
         free(b->worker);
         free(b->id);
         free(b->link_off);
@@ -73,8 +75,8 @@ int lbomp__snap_begin(struct lbomp__snapbuf *b, uint32_t nworkers, uint32_t nnod
                 b->cap_bl = nlinks;
         }
         if (P > b->cap_w) {
-                if (LBOMP__GROW(b->bg, P) || LBOMP__GROW(b->wtask_off, P) ||
-                    LBOMP__GROW(b->wnode, P))
+                if (LBOMP__GROW(b->bg, P) || LBOMP__GROW(b->speed, P) ||
+                    LBOMP__GROW(b->wtask_off, P) || LBOMP__GROW(b->wnode, P))
                         return -ENOMEM;
                 b->cap_w = P;
         }
@@ -85,6 +87,8 @@ int lbomp__snap_begin(struct lbomp__snapbuf *b, uint32_t nworkers, uint32_t nnod
         }
         memset(b->bg, 0, nworkers * sizeof *b->bg);
         memset(b->wnode, 0, nworkers * sizeof *b->wnode);
+        for (uint32_t w = 0; w < nworkers; w++)
+                b->speed[w] = 1.0;
         b->nlinks = 0;
         b->s = (struct lbomp__snap){.nworkers = nworkers, .nnodes = nnodes, .dist = dist};
         return 0;
@@ -94,6 +98,11 @@ void lbomp__snap_worker(struct lbomp__snapbuf *b, uint32_t w, double bg, int32_t
 {
         b->bg[w] = bg;
         b->wnode[w] = node;
+}
+
+void lbomp__snap_speed(struct lbomp__snapbuf *b, uint32_t w, double speed)
+{
+        b->speed[w] = speed > 0 && speed < INFINITY ? speed : 1.0;
 }
 
 uint32_t lbomp__snap_task(struct lbomp__snapbuf *b, uint32_t worker, uint32_t id, double cost,
@@ -164,6 +173,8 @@ const struct lbomp__snap *lbomp__snap_end(struct lbomp__snapbuf *b, uint64_t see
         b->s.wtask_off = b->wtask_off;
         b->s.wtask = b->wtask;
         b->s.bg = b->bg;
+        b->s.speed = b->speed;
+        lbomp__snap_speeds(&b->s);
         b->s.wnode = b->wnode;
         b->s.seed = seed;
         b->s.lb_step = lb_step;
@@ -184,5 +195,6 @@ struct lbomp__snap_arrays lbomp__snap_arrays(struct lbomp__snapbuf *b)
                                            .home = b->home,
                                            .id = b->id,
                                            .bg = b->bg,
+                                           .speed = b->speed,
                                            .wnode = b->wnode};
 }

@@ -29,6 +29,9 @@ int lbomp__snap_begin(struct lbomp__snapbuf *b, uint32_t nworkers, uint32_t nnod
                       const double *dist, uint32_t ntasks, uint32_t id_space, size_t nlinks);
 /* Worker w's background load (seconds per step) and node. */
 void lbomp__snap_worker(struct lbomp__snapbuf *b, uint32_t w, double bg, int32_t node);
+/* Worker w's speed (snapshot's speed[]: 1.0 unless set; a value that is not a positive finite
+ * number counts as 1.0). */
+void lbomp__snap_speed(struct lbomp__snapbuf *b, uint32_t w, double speed);
 /* Adds a task on `worker`; returns its index in the snapshot. */
 uint32_t lbomp__snap_task(struct lbomp__snapbuf *b, uint32_t worker, uint32_t id, double cost,
                           uint64_t bytes, int32_t home);
@@ -49,6 +52,7 @@ struct lbomp__snap_arrays {
         int32_t *home;    /* [ntasks] */
         uint32_t *id;     /* [ntasks] */
         double *bg;       /* [nworkers] */
+        double *speed;    /* [nworkers] (after a change: lbomp__snap_speeds on the snapshot) */
         int32_t *wnode;   /* [nworkers] */
 };
 struct lbomp__snap_arrays lbomp__snap_arrays(struct lbomp__snapbuf *b);

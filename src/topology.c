@@ -118,18 +118,103 @@ static int load_flat(struct lbomp__topo *t, int err)
         t->core_node = calloc((size_t)n, sizeof *t->core_node);
         t->core_os = malloc((size_t)n * sizeof *t->core_os);
         t->dist = malloc(sizeof *t->dist);
-        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist) {
+        t->core_speed = malloc((size_t)n * sizeof *t->core_speed);
+        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist || !t->core_speed) {
                 lbomp__topo_free(t);
                 return -ENOMEM;
         }
-        for (int c = 0; c < n; c++)
+        for (int c = 0; c < n; c++) {
                 t->core_os[c] = -1;
+                t->core_speed[c] = 1.0;
+        }
         t->dist[0] = 1.0;
         t->dist_measured = true; /* one node: its only distance, local, is exact */
         lbomp__log("lbomp: hwloc cannot read the host topology (%s); using a flat topology: 1 "
                    "node, %d core(s), threads not bound",
                    strerror(err), n);
         return 0;
+}
+
+void lbomp__topo_kind_speeds(const struct lbomp__cpukind *k, int n, double *speed)
+{
+        bool freqs = n > 0;
+        int rmin = -1, rmax = -1;
+        for (int i = 0; i < n; i++) {
+                freqs &= k[i].freq_mhz > 0;
+                if (k[i].efficiency >= 0) {
+                        rmin = rmin < 0 || k[i].efficiency < rmin ? k[i].efficiency : rmin;
+                        rmax = k[i].efficiency > rmax ? k[i].efficiency : rmax;
+                }
+        }
+        double best = 0;
+        for (int i = 0; i < n; i++) {
+                if (freqs) {
+                        bool atom = k[i].type && strcmp(k[i].type, "IntelAtom") == 0 && n > 1;
+                        speed[i] = k[i].freq_mhz * (atom ? 0.7 : 1.0);
+                } else if (k[i].efficiency >= 0 && rmax > rmin) {
+                        speed[i] = 0.6 + 0.4 * (double)(k[i].efficiency - rmin) / (rmax - rmin);
+                } else {
+                        speed[i] = 1.0;
+                }
+                best = speed[i] > best ? speed[i] : best;
+        }
+        for (int i = 0; i < n; i++)
+                speed[i] = best > 0 ? speed[i] / best : 1.0;
+}
+
+/* The speed prior of every core from hwloc's CPU kinds. */
+static void load_kinds(struct lbomp__topo *t, hwloc_topology_t h, hwloc_obj_type_t ctype)
+{
+        for (int c = 0; c < t->ncores; c++)
+                t->core_speed[c] = 1.0;
+        int n = hwloc_cpukinds_get_nr(h, 0);
+        t->core_kind_n = n > 0 ? n : 0;
+        if (n < 2)
+                return;
+        struct lbomp__cpukind k[16];
+        double speed[16];
+        int ncores[16] = {0};
+        if (n > 16)
+                n = 16;
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (!set)
+                return;
+        for (int i = 0; i < n; i++) {
+                int eff = -1;
+                unsigned ninfo = 0;
+                struct hwloc_info_s *info = NULL;
+                k[i] = (struct lbomp__cpukind){.efficiency = -1};
+                if (hwloc_cpukinds_get_info(h, (unsigned)i, set, &eff, &ninfo, &info, 0) != 0)
+                        continue;
+                k[i].efficiency = eff;
+                double fmax = 0, fbase = 0;
+                for (unsigned j = 0; j < ninfo; j++) {
+                        if (strcmp(info[j].name, "FrequencyMaxMHz") == 0)
+                                fmax = atof(info[j].value);
+                        else if (strcmp(info[j].name, "FrequencyBaseMHz") == 0)
+                                fbase = atof(info[j].value);
+                        else if (strcmp(info[j].name, "CoreType") == 0)
+                                k[i].type = info[j].value;
+                }
+                k[i].freq_mhz = fmax > 0 ? fmax : fbase;
+        }
+        lbomp__topo_kind_speeds(k, n, speed);
+        for (int c = 0; c < t->ncores; c++) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(h, ctype, (unsigned)c);
+                int i = o && o->cpuset ? hwloc_cpukinds_get_by_cpuset(h, o->cpuset, 0) : -1;
+                if (i >= 0 && i < n) {
+                        t->core_speed[c] = speed[i];
+                        ncores[i]++;
+                }
+        }
+        size_t at = 0;
+        for (int i = 0; i < n && at < sizeof t->kinds; i++) {
+                int w = snprintf(t->kinds + at, sizeof t->kinds - at, "%s%s %.0f MHz x%.2f (%d)",
+                                 i ? ", " : "", k[i].type ? k[i].type : "kind", k[i].freq_mhz,
+                                 speed[i], ncores[i]);
+                at += w > 0 ? (size_t)w : 0;
+        }
+        hwloc_bitmap_free(set);
 }
 
 int lbomp__topo_load(struct lbomp__topo *t, const char *path)
@@ -209,7 +294,9 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
         t->core_os = calloc((size_t)t->ncores, sizeof *t->core_os);
         t->dist = calloc((size_t)nnodes * (size_t)nnodes, sizeof *t->dist);
         t->node_os = calloc((size_t)nnodes, sizeof *t->node_os);
-        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist || !t->node_os) {
+        t->core_speed = malloc((size_t)t->ncores * sizeof *t->core_speed);
+        if (!t->source || !t->name || !t->core_node || !t->core_os || !t->dist || !t->node_os ||
+            !t->core_speed) {
                 lbomp__topo_free(t);
                 return -ENOMEM;
         }
@@ -235,6 +322,7 @@ int lbomp__topo_load(struct lbomp__topo *t, const char *path)
                 t->node_os[i] = node ? (int)node->os_index : 0;
         }
         load_distances(t, h);
+        load_kinds(t, h, ctype);
         t->npus_allowed = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
         if (!t->is_host)
                 t->ncores_machine = t->ncores;
@@ -251,6 +339,7 @@ void lbomp__topo_free(struct lbomp__topo *t)
         free(t->core_os);
         free(t->node_os);
         free(t->dist);
+        free(t->core_speed);
         memset(t, 0, sizeof *t);
 }
 

@@ -16,8 +16,9 @@
 
 #include "policy.h"
 
-#define LBOMP__TRACE_MAGIC   "LBOMPTRC"
-#define LBOMP__TRACE_VERSION 1u
+#define LBOMP__TRACE_MAGIC       "LBOMPTRC"
+#define LBOMP__TRACE_VERSION     2u /* 2: worker speeds (W_SPEED); version 1 still reads */
+#define LBOMP__TRACE_VERSION_MIN 1u
 
 /* What a record stores beyond the snapshot and the plan. */
 struct lbomp__trace_meta {

@@ -79,8 +79,10 @@ int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t s
         while (cap < nslots)
                 cap *= 2;
         if (LBOMP__GROW(win->ticks, cap) || LBOMP__GROW(win->hist, (size_t)cap * LBOMP__TIMED) ||
-            LBOMP__GROW(win->ns, cap))
+            LBOMP__GROW(win->hrun, (size_t)cap * LBOMP__TIMED) || LBOMP__GROW(win->ns, cap) ||
+            LBOMP__GROW(win->last_v, cap) || LBOMP__GROW(win->last_w, cap))
                 return -ENOMEM;
+        memset(win->last_w + win->cap, 0xff, (cap - win->cap) * sizeof *win->last_w);
         memset(win->ticks + win->cap, 0, (cap - win->cap) * sizeof *win->ticks);
         memset(win->ns + win->cap, 0, (cap - win->cap) * sizeof *win->ns);
         win->cap = cap;
@@ -93,6 +95,7 @@ void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint
                 if (slots[i] < win->cap) {
                         win->ticks[slots[i]] = 0;
                         win->ns[slots[i]] = 0;
+                        win->last_w[slots[i]] = UINT32_MAX;
                 }
 }
 
@@ -103,6 +106,7 @@ void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots)
         if (nslots && win->ticks) {
                 memset(win->ticks, 0, nslots * sizeof *win->ticks);
                 memset(win->ns, 0, nslots * sizeof *win->ns);
+                memset(win->last_w, 0xff, nslots * sizeof *win->last_w);
         }
 }
 
@@ -128,6 +132,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
                 w->win_owned_s = w->win_run_s = 0;
                 w->win_busy_timed_s = w->win_bg_timed_s = w->win_owned_timed_s = 0;
                 w->win_stolen = 0;
+                w->win_cpu_s = w->win_wall_s = 0;
         }
 }
 
@@ -160,6 +165,9 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
         double own = run_s - (double)w->stolen_ticks * tick_s * scale;
         r->own_s = own > 0 ? own : 0;
         r->stolen = w->stolen;
+        /* The share of the step's wall time the thread got, for its speed. */
+        r->cpu_s = w->cpu_s > 0 ? w->cpu_s : 0;
+        r->wall_s = w->cpu_s > 0 ? (span_s > w->cpu_s ? span_s : w->cpu_s) : 0;
         w->prev_span_s = span_s;
 }
 
@@ -202,6 +210,8 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         w->win_owned_s += owned;
                         w->win_run_s += r->run_s;
                         w->win_stolen += r->stolen;
+                        w->win_cpu_s += r->cpu_s;
+                        w->win_wall_s += r->wall_s;
                         if (rec->timed) {
                                 w->win_owned_timed_s += owned;
                                 w->win_busy_timed_s += r->busy_s;
@@ -227,16 +237,22 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
         const uint64_t *tk = w->ticks + (size_t)par * w->cap;
         const uint32_t *rn = w->runner + (size_t)par * w->cap;
         /* A stolen task was timed by its thief, so it is scaled by the thief's factor: the sum of
-         * task costs then equals the sum of the workers' time in tasks, whoever ran what. */
+         * task costs then equals the sum of the workers' time in tasks, whoever ran what. Times
+         * become reference units (× hw of the worker that ran it: 1.0 on equal cores). */
         for (uint32_t i = 0; i < w->n; i++) {
                 uint32_t t = w->tasks[i];
-                double v = (double)tk[i] * (steal ? ws->w[rn[i]].scale[par] : w->scale[par]);
+                const struct lbomp__worker *ran = steal ? &ws->w[rn[i]] : w;
+                double v = (double)tk[i] * ran->scale[par];
+                if (ran->hw != 1.0)
+                        v *= ran->hw;
                 win->ticks[t] += v;
                 /* The last LBOMP__TIMED values (a task set may run several times per time step
                  * and so more often than that in the window's last time steps). */
                 if (win->ns[t] < UINT8_MAX)
                         win->ns[t]++;
-                win->hist[(size_t)t * LBOMP__TIMED + (win->ns[t] - 1u) % LBOMP__TIMED] = (float)v;
+                size_t k = (size_t)t * LBOMP__TIMED + (win->ns[t] - 1u) % LBOMP__TIMED;
+                win->hist[k] = (float)v;
+                win->hrun[k] = steal ? rn[i] : (uint32_t)self;
         }
 }
 
@@ -292,6 +308,158 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
                         cost[i] *= raw / robust;
 }
 
+/* Rounded: 1/64 steps, and exactly 1.0 within 5 % of it (noise of an unshared core). */
+static double round_speed(double x)
+{
+        if (!(x > 0) || (x > 0.95 && x < 1.05))
+                return 1.0;
+        double q = floor(x * 64 + 0.5) / 64;
+        return q < 1.0 / 64 ? 1.0 / 64 : q;
+}
+
+#define SHARE_NEW     0.75 /* weight of the last window in a worker's share */
+#define REL_MIN_OBS   8    /* pairs of times a worker needs before its rel moves */
+#define HYSTERESIS    0.10 /* relative change of a speed that is applied */
+#define SHARE_ZONE    0.30 /* a share within this of the best one counts as the best */
+#define SHARE_MIN_S   0.05 /* wall time a window must have measured for a share */
+#define SHARE_WINDOWS 3    /* windows in a row a thread must be worse served to count as such */
+
+/* Whether worker w's thread had its core to itself in the window (a co-runner leaves it below
+ * 0.95 of its wall time), or its share is not measured (LBOMP_TIME=wall, short steps). */
+static bool unshared(const struct lbomp__worker *w, bool time_wall)
+{
+        return time_wall || !(w->win_wall_s > 0) || w->win_cpu_s >= 0.95 * w->win_wall_s;
+}
+
+/* rel: a task that migrated between two windows, each time run by its owner alone in the timed
+ * steps, has a mean time on its old owner a and one on its new owner b (the mean, pauses
+ * included: under LBOMP_TIME=wall that is how a co-runner shows), both in reference units by the
+ * current hw of each: their log ratio says by how much b's factor is off if a's is right. Under
+ * LBOMP_TIME=cpu only workers that had their core to themselves in both windows are compared:
+ * there the share is the co-runner's part, and a shared thread's task times, scaled to its CPU
+ * time step by step, also carry its stealing and waiting, which would read as a slower core.
+ * Every worker moves half of its mean log error (when it has REL_MIN_OBS of them), and the
+ * geometric mean of rel over the workers stays 1. Serial; O(tasks). */
+static void update_rel(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall)
+{
+        int P = ws->n;
+        double *sum = calloc((size_t)P + 1, sizeof *sum);
+        uint32_t *cnt = calloc((size_t)P + 1, sizeof *cnt);
+        if (!sum || !cnt)
+                goto out; /* rel stays as it was */
+        for (int b = 0; b < P; b++) {
+                const struct lbomp__worker *w = &ws->w[b];
+                for (uint32_t i = 0; i < w->n; i++) {
+                        uint32_t t = w->tasks[i];
+                        if (t >= win->cap)
+                                continue;
+                        uint32_t n = win->ns[t] < LBOMP__TIMED ? win->ns[t] : LBOMP__TIMED;
+                        const uint32_t *r = win->hrun + (size_t)t * LBOMP__TIMED;
+                        bool own = n > 0;
+                        for (uint32_t k = 0; k < n; k++)
+                                own &= r[k] == (uint32_t)b;
+                        if (!own)
+                                continue; /* stolen in a timed step, or not timed */
+                        double v = win->ticks[t] / win->ns[t];
+                        uint32_t a = win->last_w[t];
+                        if (!unshared(w, time_wall)) {
+                                win->last_w[t] = UINT32_MAX;
+                                continue;
+                        }
+                        if (a < (uint32_t)P && a != (uint32_t)b && win->last_v[t] > 0 && v > 0) {
+                                double e = log((double)win->last_v[t]) - log(v);
+                                sum[b] += e;
+                                sum[a] -= e;
+                                cnt[a]++;
+                                cnt[b]++;
+                        }
+                        win->last_v[t] = (float)v;
+                        win->last_w[t] = (uint32_t)b;
+                }
+        }
+        double lsum = 0;
+        for (int i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (cnt[i] >= REL_MIN_OBS) {
+                        /* from the factor the times were converted with (hw, which the
+                         * hysteresis may have kept while rel moved) */
+                        double used = w->prior > 0 ? w->hw / w->prior : w->rel;
+                        double r = used * exp(0.5 * sum[i] / cnt[i]);
+                        w->rel = r < 0.25 ? 0.25 : r > 4 ? 4 : r;
+                }
+                lsum += log(w->rel);
+        }
+        double norm = exp(lsum / (P ? P : 1));
+        for (int i = 0; i < P; i++)
+                ws->w[i].rel /= norm;
+out:
+        free(sum);
+        free(cnt);
+}
+
+void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall)
+{
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (ws->speeds != LBOMP__SPEEDS_AUTO) {
+                        w->rel = w->share = 1.0;
+                } else if (!time_wall && !ws->oversubscribed && w->win_wall_s >= SHARE_MIN_S) {
+                        /* (oversubscribed, the threads share the cores with each other: their
+                         * shares say how the kernel interleaved them, not which is slower, and
+                         * stealing evens that out within the step; a window of less than
+                         * SHARE_MIN_S measured is a few of the kernel's time slices, noise) */
+                        double m = w->win_cpu_s / w->win_wall_s;
+                        m = m > 1 ? 1 : m < 0.02 ? 0.02 : m;
+                        w->share = SHARE_NEW * m + (1 - SHARE_NEW) * w->share;
+                        w->win_share = m;
+                } else {
+                        w->win_share = -1; /* not measured in this window */
+                }
+        }
+        /* A thread counts as worse served after SHARE_WINDOWS windows in a row measured below
+         * 1 - SHARE_ZONE of the best-served thread's share in the same window: a co-runner that
+         * stays, not a burst of other processes. */
+        double top = 0;
+        for (int i = 0; i < ws->n; i++)
+                top = ws->w[i].win_share > top ? ws->w[i].win_share : top;
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (w->win_share < 0)
+                        continue; /* no news: as it was */
+                bool low = top > 0 && w->win_share < (1 - SHARE_ZONE) * top;
+                w->share_low = low ? w->share_low + (w->share_low < 255) : 0;
+        }
+        if (ws->speeds == LBOMP__SPEEDS_AUTO && !ws->oversubscribed && win->timed && win->hrun)
+                update_rel(win, ws, time_wall);
+        /* Shares count relative to the best-served thread's: only ratios matter to a plan, and a
+         * machine that other processes load evenly is no reason to move anything. Within
+         * SHARE_ZONE of it, a thread counts as served as well. */
+        double best = 0;
+        for (int i = 0; i < ws->n; i++)
+                best = ws->w[i].share > best ? ws->w[i].share : best;
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                double prior = ws->speeds == LBOMP__SPEEDS_OFF ? 1.0 : w->prior;
+                double hw = round_speed(prior * w->rel);
+                double share = best > 0 ? w->share / best : 1.0;
+                share = share > 1 - SHARE_ZONE || w->share_low < SHARE_WINDOWS ? 1.0
+                                                                               : round_speed(share);
+                double speed = round_speed(hw * share);
+                /* Hysteresis: a speed changes when the estimate moved by more than HYSTERESIS,
+                 * so that noise (other processes coming and going) does not move tasks back and
+                 * forth; a change of mode or prior always applies. */
+                if (ws->speeds != LBOMP__SPEEDS_AUTO || fabs(speed / w->speed - 1) > HYSTERESIS ||
+                    fabs(hw / w->hw - 1) > HYSTERESIS) {
+                        if (ws->verbose && (hw != w->hw || speed != w->speed))
+                                lbomp__log("lbomp: worker %d: speed %.3g -> %.3g (prior %.3g, rel "
+                                           "%.3g, share %.3g of the best-served thread's)",
+                                           i, w->speed, speed, prior, w->rel, share);
+                        w->hw = hw;
+                        w->speed = speed;
+                }
+        }
+}
+
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w)
 {
         return win->timed ? w->win_bg_timed_s / win->timed : 0;
@@ -300,14 +468,18 @@ double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__wor
 double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct lbomp__workers *ws,
                                   double *max, double *avg)
 {
-        double mx = 0, sum = 0, per = win->timed ? 1.0 / win->timed : 0;
+        double mx = 0, sum = 0, ssum = 0, per = win->timed ? 1.0 / win->timed : 0;
         for (int i = 0; i < ws->n; i++) {
-                double l = ws->w[i].win_owned_timed_s * per;
-                sum += l;
+                const struct lbomp__worker *w = &ws->w[i];
+                double l = w->win_owned_timed_s * per, sp = w->speed;
+                if (w->hw != sp) /* its predicted time: owned × hw in reference units / speed */
+                        l = l * w->hw / sp;
+                sum += sp * l;
+                ssum += sp;
                 mx = l > mx ? l : mx;
         }
         *max = mx;
-        *avg = ws->n ? sum / ws->n : 0;
+        *avg = ws->n ? sum / ssum : 0;
         return *avg > 0 ? mx / *avg : 1.0;
 }
 
@@ -332,19 +504,26 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         /* (the caller folded the window's steps in) */
         ws_rec->first_step = win->first;
         ws_rec->steps = steps - win->first;
-        double mx = 0, sum = 0, run_mx = 0, run_sum = 0, per = win->steps ? 1.0 / win->steps : 1.0;
+        double mx = 0, sum = 0, ssum = 0, run_mx = 0, run_sum = 0;
+        double per = win->steps ? 1.0 / win->steps : 1.0;
         for (int i = 0; i < ws->n; i++) {
                 /* `owned` charges tasks to their owners (what a plan can change); `run` to the
-                 * threads that ran them (what the steps took). */
-                double load = ws->w[i].win_owned_s * per, run = ws->w[i].win_run_s * per;
-                sum += load;
+                 * threads that ran them (what the steps took). The owned load as a predicted
+                 * time, against the capacity-weighted mean, as the plans see it (the same
+                 * numbers, bit for bit, with every speed 1.0). */
+                const struct lbomp__worker *w = &ws->w[i];
+                double load = w->win_owned_s * per, run = w->win_run_s * per, sp = w->speed;
+                if (w->hw != sp)
+                        load = load * w->hw / sp;
+                sum += sp * load;
+                ssum += sp;
                 mx = load > mx ? load : mx;
                 run_sum += run;
                 run_mx = run > run_mx ? run : run_mx;
                 ws_rec->stolen += ws->w[i].win_stolen;
         }
         ws_rec->max_load = mx;
-        ws_rec->avg_load = ws->n ? sum / ws->n : 0;
+        ws_rec->avg_load = ws->n ? sum / ssum : 0;
         ws_rec->imbalance = ws_rec->avg_load > 0 ? mx / ws_rec->avg_load : 1.0;
         ws_rec->imbalance_run = run_sum > 0 ? run_mx / (run_sum / ws->n) : 1.0;
         ws_rec->imbalance_step_mean = win->steps ? win->lam_sum / win->steps : 1.0;
@@ -376,6 +555,9 @@ void lbomp__window_free(struct lbomp__window *win)
 {
         free(win->ticks);
         free(win->hist);
+        free(win->hrun);
+        free(win->last_v);
+        free(win->last_w);
         free(win->ns);
         free(win->step);
         free(win->rec);

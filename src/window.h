@@ -38,9 +38,15 @@ struct lbomp__steprec {
 };
 
 struct lbomp__window {
-        double *ticks; /* [cap] scaled ticks of each task over the window's timed steps */
-        float *hist;   /* [cap * LBOMP__TIMED] its value in each timed step it ran in */
-        uint8_t *ns;   /* [cap] timed runs it was measured in (hist keeps the last ones) */
+        double *ticks;  /* [cap] scaled ticks of each task over the window's timed steps */
+        float *hist;    /* [cap * LBOMP__TIMED] its value in each timed step it ran in */
+        uint32_t *hrun; /* [cap * LBOMP__TIMED] the worker that ran it then */
+        /* Its median on its owner in the last window where its owner alone ran it (reference
+         * units), and that owner (UINT32_MAX: none): a task that migrated since is timed on two
+         * workers (lbomp__window_speeds). */
+        float *last_v;
+        uint32_t *last_w;
+        uint8_t *ns; /* [cap] timed runs it was measured in (hist keeps the last ones) */
         uint32_t cap;
         uint64_t first;  /* first step of the window being measured */
         uint64_t steps;  /* its steps measured: those in which every task ran */
@@ -135,10 +141,27 @@ void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__wo
  * hit. */
 void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__worker *w,
                          double ticks_per_s, double *cost);
+/*
+ * At an LB step, with no step running (after the window's steps are folded in): every worker's
+ * speed (workers.h) from this window. LBOMP_SPEEDS=off: 1.0. prior: its core's CPU kind only.
+ * auto: the prior × rel × share, where share (LBOMP_TIME=cpu, a team with a core per thread) is
+ * its thread's CPU time ÷ wall time over the window's steps, and rel moves toward what the tasks
+ * timed on more than one worker say (a task that migrated: its mean time on its old owner against
+ * that on its new one; stolen runs are left out, as a thief runs a task with its neighbours' data
+ * in the victim's caches, which says nothing of the thief's speed; under LBOMP_TIME=cpu, only
+ * between workers whose threads had their cores to themselves); each smoothed over windows, and
+ * rounded (1/64, and to 1.0 within 5 %) so that an unshared machine of one kind keeps every speed
+ * at exactly 1.0; a speed changes only by more than 10 % (noise moves no task). Shares count
+ * relative to the best-served thread's (within 30 % of it, or until a thread was measured
+ * below that in 3 windows in a row: 1.0), from windows of 50 ms measured or more. An oversubscribed
+ * team measures neither share nor rel.
+ */
+void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
 /* λ of the workers' owned loads over the window's timed steps (what the costs of a snapshot
- * would add up to, worker by worker), with the max and mean load per step; 1.0 when none. */
+ * would add up to, worker by worker), as predicted times (owned × hw / speed) against the
+ * capacity-weighted mean, with the max and mean load per step; 1.0 when none. */
 double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct lbomp__workers *ws,
                                   double *max, double *avg);
 

@@ -57,6 +57,11 @@ void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *t
                 struct lbomp__worker *w = &ws->w[i];
                 w->core = lbomp__topo_spread_core(topo, i, ws->n);
                 w->node = topo->core_node[w->core];
+                w->prior = topo->core_speed && ws->speeds != LBOMP__SPEEDS_OFF
+                                   ? topo->core_speed[w->core]
+                                   : 1.0;
+                w->hw = w->prior * w->rel;
+                w->speed = w->hw * w->share;
                 w->bound_once = false;
         }
         ws->oversubscribed = ws->n > (topo->is_host ? topo->npus_allowed : topo->ncores);
@@ -90,6 +95,8 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
                 memcpy(&w[i], &ws->w[i], sizeof w[i]);
                 w[i].victims = victims;
         }
+        for (int i = keep; i < n; i++) /* measured from scratch (lbomp__window_speeds) */
+                w[i].rel = w[i].share = w[i].hw = w[i].speed = 1.0;
         for (int i = keep; i < ws->n; i++)
                 worker_free(&ws->w[i]);
         free(ws->w);
@@ -109,8 +116,14 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         uint32_t P = (uint32_t)ws->n;
         /* Room first, so that a failure leaves the mapping as it was. */
         uint32_t *count = calloc(P, sizeof *count);
-        if (!count)
+        uint32_t *quota = calloc(P, sizeof *quota);
+        double *speed = calloc((size_t)P + 1, sizeof *speed);
+        if (!count || !quota || !speed) {
+                free(count);
+                free(quota);
+                free(speed);
                 return -ENOMEM;
+        }
         uint32_t npending = 0, k = 0;
         for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
@@ -119,9 +132,21 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                 else if (wi < P)
                         count[wi]++;
         }
-        for (uint32_t t = 0; t < tasks->nslots && npending; t++)
-                if (tasks->task[t].worker == LBOMP__PENDING)
-                        count[(uint64_t)k++ * P / npending]++;
+        /* New tasks by capacity (lbomp__place_counts): contiguous blocks in slot order, of
+         * sizes that follow the workers' speeds and, when those differ, what each holds. */
+        bool equal = true;
+        for (uint32_t i = 0; i < P; i++) {
+                speed[i] = ws->w[i].speed;
+                equal &= speed[i] == speed[0];
+        }
+        if (npending && lbomp__place_counts(speed, equal ? NULL : count, P, npending, quota) < 0) {
+                free(count);
+                free(quota);
+                free(speed);
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < P; i++)
+                count[i] += quota[i];
         for (uint32_t i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 if (count[i] > w->cap || !w->tasks) {
@@ -132,6 +157,8 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                             LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
                             LBOMP__GROW(w->runner, 2 * (size_t)cap)) {
                                 free(count);
+                                free(quota);
+                                free(speed);
                                 return -ENOMEM;
                         }
                         w->cap = cap;
@@ -139,10 +166,18 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                 w->n = 0;
         }
         free(count);
-        k = 0;
+        free(speed);
+        uint32_t at = 0; /* the worker whose block is being filled */
         for (uint32_t t = 0; t < tasks->nslots && npending; t++)
-                if (tasks->task[t].worker == LBOMP__PENDING)
-                        tasks->task[t].worker = (uint32_t)((uint64_t)k++ * P / npending);
+                if (tasks->task[t].worker == LBOMP__PENDING) {
+                        while (at + 1 < P && k == quota[at]) {
+                                at++;
+                                k = 0;
+                        }
+                        tasks->task[t].worker = at;
+                        k++;
+                }
+        free(quota);
         for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
                 if (wi >= P)

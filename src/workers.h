@@ -28,6 +28,7 @@ struct lbomp__stepload {
         double run_s;           /* what it carried: CPU time, or its span when not read */
         double busy_s;          /* timed steps: time in tasks (own and stolen), scaled */
         double bg_s;            /* timed steps: the rest of run_s */
+        double cpu_s, wall_s;   /* CPU time and span of the step when CPU time was read, else 0 */
         uint64_t stolen;        /* tasks it stole */
         _Atomic uint64_t given; /* written by thieves: their time in its tasks, scaled to CPU
                                    time, in ticks */
@@ -76,6 +77,16 @@ struct lbomp__worker {
         double win_bg_timed_s;    /* the rest of its run over the timed steps */
         uint64_t steps;           /* steps this worker has run */
         uint64_t clock_back;      /* readings earlier than the previous one, counted as 0 */
+        double win_cpu_s, win_wall_s; /* Σ cpu_s, wall_s of its clean steps in the window */
+        /* Its speed (README "Unequal cores"), updated at every LB step (lbomp__window_speeds):
+         * speed = prior × rel × share, task times × prior × rel = reference units. */
+        double prior;      /* of its core's CPU kind (topology) */
+        double rel;        /* measured: the same tasks' times on other workers */
+        double share;      /* measured: share of wall time its thread got (LBOMP_TIME=cpu) */
+        double win_share;  /* that share in the last window alone, or < 0: not measured */
+        uint8_t share_low; /* windows in a row it was measured worse served than the best */
+        double hw;         /* prior × rel, rounded: reference units per second of task time */
+        double speed;      /* hw × share, rounded: what the snapshot gets */
         /* data moves of the current LB step (migrate.c), summed by the LB step */
         uint32_t data_moves;
         uint64_t data_bytes;
@@ -85,7 +96,9 @@ struct lbomp__worker {
 struct lbomp__workers {
         int n;
         struct lbomp__worker *w;
-        bool oversubscribed; /* more workers than PUs we may run on */
+        bool oversubscribed;       /* more workers than PUs we may run on */
+        enum lbomp__speeds speeds; /* LBOMP_SPEEDS: off leaves every speed 1.0 */
+        bool verbose;              /* LBOMP_VERBOSE: a line when a speed changes */
 };
 
 /*
@@ -99,8 +112,9 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
 void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *topo,
                           enum lbomp__steal steal);
 /*
- * Gives pending tasks a worker (contiguous blocks of slots, as schedule(static) would place
- * ids) and rebuilds every worker's arrays in ascending slot order. One thread, no step running.
+ * Gives pending tasks a worker (contiguous blocks of slots, of sizes by capacity: as
+ * schedule(static) would place ids when the speeds are equal, lbomp__place_counts otherwise) and
+ * rebuilds every worker's arrays in ascending slot order. One thread, no step running.
  * 0 or -ENOMEM (then the arrays are unchanged and tasks->dirty stays set).
  */
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks);

@@ -159,6 +159,7 @@ int lbomp__xfer_receive(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t
 struct assembly {
         struct lbomp__xfer *st;
         const struct lbomp__snap *s;
+        uint32_t self;
         bool linked;
         uint32_t *sorted; /* tasks held, lightest first (the paper's order, and the fallback) */
         uint32_t nsorted; /* those that cost something */
@@ -177,7 +178,8 @@ static bool remaining(const struct assembly *a, uint32_t t)
  * average: moving it moves the overload. */
 static bool skip(const struct assembly *a, uint32_t t)
 {
-        return !(a->s->cost[t] > 0) || a->s->cost[t] > a->st->load - a->st->avg;
+        return !(a->s->cost[t] > 0) ||
+               lbomp__time_on(a->s, a->self, a->s->cost[t]) > a->st->load - a->st->avg;
 }
 
 static uint32_t lightest_left(struct assembly *a)
@@ -242,7 +244,7 @@ int lbomp__xfer_assemble(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_
 {
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         uint32_t m = st->ncur;
-        struct assembly a = {.st = st, .s = s};
+        struct assembly a = {.st = st, .s = s, .self = self};
         size_t local_links = 0;
         if (s->link_off)
                 for (uint32_t i = 0; i < m; i++)
@@ -305,7 +307,7 @@ int lbomp__xfer_assemble(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_
                 st->ptask[n++] = t;
                 open->n++;
                 open->cost += s->cost[t];
-                st->load -= s->cost[t];
+                st->load -= lbomp__time_on(s, self, s->cost[t]);
                 left--;
                 take(&a, t);
                 if (!rules->packs || open->cost > st->s)

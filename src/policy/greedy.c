@@ -4,7 +4,10 @@
  * loaded workers a task keeps its worker, then prefers its own node, then the nearest. Moves pay:
  * a mapping already within (1 + v) of the bound L* is kept (an O(T) check), a task that costs
  * nothing stays where it is, and a plan that would not lower the maximum is not made. O(T) for
- * the radix sort + O(T log P) for the heap. The same pass makes greedy-refine (GreedyRefineLB: a
+ * the radix sort + O(T log P) for the heap. Loads are predicted times: a task of cost c adds
+ * c / speed to its worker's key, so a worker twice as fast takes twice the work (the heap holds
+ * the least loaded in time, not the earliest finish of each task: with many tasks per worker the
+ * two agree within a task). The same pass makes greedy-refine (GreedyRefineLB: a
  * task stays on its worker while that worker stays under greedy's maximum) and greedy-comm
  * (GreedyCommLB: a worker's key adds the cost of the task's links to its neighbours on other
  * workers), whose policy files call lbomp__greedy_refine_plan / lbomp__greedy_comm_plan.
@@ -203,7 +206,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 uint32_t cur = s->worker[t], r = UINT32_MAX;
                 if (m && m->stay > 0) { /* greedy-refine: stay while under the bound */
                         uint32_t ci = local ? local[cur] : cur;
-                        if (ci < P && workers[ci] == cur && g.h[g.pos[ci]].load + c <= m->stay)
+                        if (ci < P && workers[ci] == cur &&
+                            g.h[g.pos[ci]].load + lbomp__time_on(s, cur, c) <= m->stay)
                                 r = g.pos[ci];
                 }
                 if (r == UINT32_MAX) {
@@ -213,7 +217,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                                 r = pick_comm(&g, workers, local, s, m, dest, t, r);
                 }
                 dest[t] = workers[g.h[r].i];
-                g.h[r].load += c;
+                g.h[r].load += lbomp__time_on(s, dest[t], c);
                 if (m) {
                         m->moved += dest[t] != cur;
                         if (m->stay > 0 && g.h[r].load > m->stay)
@@ -284,7 +288,7 @@ static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstat
                         goto out;
                 double mg;
                 lbomp__loads(s, scratch, load);
-                lbomp__imbalance(load, P, &mg, NULL);
+                lbomp__snap_lambda(s, load, &mg, NULL);
                 /* ... M = greedy's maximum, Charm++'s tolerance 1.0 (refine is the policy that
                  * trades balance within LBOMP_TOLERANCE for fewer moves): a task stays wherever
                  * its worker stays under M. */

@@ -4,7 +4,9 @@
  * the load above f × a node's share leaves it, and the tasks that leave are those whose links (and
  * data) point to the node they go to, so that the link cost grows as little as it can. Level 2
  * balances each node's workers with greedy, every node on its own: those calls share nothing and
- * may run on one thread per node.
+ * may run on one thread per node. With speeds, level 1 counts work (a worker's load × its speed,
+ * so that a task moves its cost whatever the workers) against each node's share, the ideal time
+ * × the node's capacity (Σ of its speeds): a node twice as fast takes twice the work.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,9 +33,10 @@ struct hier {
         const struct lbomp__snap *s;
         uint32_t N;
         uint32_t *nw;      /* [N] workers on each node */
-        double *load0;     /* [N] node loads of the current mapping */
+        double *cap;       /* [N] capacity of each node: Σ of its workers' speeds */
+        double *load0;     /* [N] node loads of the current mapping, in work: Σ speed × load */
         double *load;      /* [N] node loads during an attempt */
-        double *target;    /* [N] the node's share: average worker load × its workers */
+        double *target;    /* [N] the node's share: the ideal time × its capacity */
         double limit_f;    /* factor of the attempt */
         int32_t *node;     /* [T] node of each task during an attempt */
         uint8_t *moved;    /* [T] */
@@ -127,7 +130,7 @@ static int32_t best_dest(struct hier *r, uint32_t t, int32_t h, double *delta)
                 double v = -base;
                 for (uint32_t i = 0; i < nt; i++)
                         v += r->acc[r->touched[i]] * s->dist[d * N + (int32_t)r->touched[i]];
-                double dd = s->dist[h * N + d], dl = r->load[d] / r->nw[d];
+                double dd = s->dist[h * N + d], dl = r->load[d] / r->cap[d];
                 if (best < 0 || v < bv || (v == bv && (dd < bd || (dd == bd && dl < bl))))
                         best = d, bv = v, bd = dd, bl = dl;
         }
@@ -182,7 +185,7 @@ static int attempt(struct hier *r, double f, uint32_t *moves)
                 int32_t h = -1;
                 for (int32_t n = 0; n < N; n++)
                         if (r->nw[n] && r->load[n] > f * r->target[n] &&
-                            (h < 0 || r->load[n] / r->nw[n] > r->load[h] / r->nw[h]))
+                            (h < 0 || r->load[n] / r->cap[n] > r->load[h] / r->cap[h]))
                                 h = n;
                 if (h < 0)
                         return 1;
@@ -272,6 +275,7 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
         uint32_t *node_off = calloc(N + 1, sizeof *node_off);
         double *wload = malloc(P * sizeof *wload + 1);
         r.nw = calloc(N, sizeof *r.nw);
+        r.cap = calloc(N, sizeof *r.cap);
         r.load0 = calloc(N, sizeof *r.load0);
         r.load = calloc(N, sizeof *r.load);
         r.target = calloc(N, sizeof *r.target);
@@ -283,7 +287,7 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
         r.mark = calloc(N, 1);
         r.touched = malloc(N * sizeof *r.touched);
         int rc = 0;
-        if (!order || !by_node || !node_off || !wload || !r.nw || !r.load0 || !r.load ||
+        if (!order || !by_node || !node_off || !wload || !r.nw || !r.cap || !r.load0 || !r.load ||
             !r.target || !r.node || !r.moved || !r.light || !r.hp || !r.acc || !r.mark ||
             !r.touched) {
                 rc = -ENOMEM;
@@ -292,15 +296,16 @@ static int hierarchical_plan(const struct lbomp__snap *s, uint32_t *dest, struct
         double avg, max;
         if (lbomp__within_tolerance(s, wload, &max))
                 goto out; /* moves must pay: the mapping stays */
-        lbomp__imbalance(wload, P, NULL, &avg);
+        lbomp__snap_lambda(s, wload, NULL, &avg);
         double lstar = lbomp__bound(s, avg);
         for (uint32_t w = 0; w < P; w++) {
                 r.nw[s->wnode[w]]++;
-                r.load0[s->wnode[w]] += wload[w];
+                r.cap[s->wnode[w]] += lbomp__speed(s, w);
+                r.load0[s->wnode[w]] += lbomp__speed(s, w) * wload[w];
         }
         double worst = 0; /* highest node load over its share */
         for (uint32_t n = 0; n < N; n++) {
-                r.target[n] = avg * r.nw[n];
+                r.target[n] = avg * r.cap[n];
                 if (r.nw[n] && r.target[n] > 0 && r.load0[n] / r.target[n] > worst)
                         worst = r.load0[n] / r.target[n];
         }
@@ -357,6 +362,7 @@ out:
         free(node_off);
         free(wload);
         free(r.nw);
+        free(r.cap);
         free(r.load0);
         free(r.load);
         free(r.target);

@@ -13,7 +13,7 @@ bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *
 {
         double avg;
         lbomp__loads(s, s->worker, load);
-        lbomp__imbalance(load, s->nworkers, max, &avg);
+        lbomp__snap_lambda(s, load, max, &avg);
         double v = s->params ? s->params->tolerance : 0.05;
         return *max <= (1 + v) * lbomp__bound(s, avg);
 }
@@ -22,7 +22,7 @@ bool lbomp__keep_unless_lower(const struct lbomp__snap *s, uint32_t *dest, doubl
 {
         double max_new;
         lbomp__loads(s, dest, load);
-        lbomp__imbalance(load, s->nworkers, &max_new, NULL);
+        lbomp__snap_lambda(s, load, &max_new, NULL);
         if (lbomp__lowers_max(max_new, max))
                 return false;
         memcpy(dest, s->worker, (size_t)s->ntasks * sizeof *dest);

@@ -8,7 +8,9 @@
  * alone stop at λ 1.33 when every worker holds two tasks: a large task needs a worker that holds
  * little, and there are not enough). When an attempt still gets stuck, the factor is loosened
  * on a 0.01 grid to the first that needs no move and binary-searched down to the smallest that
- * succeeds, every attempt restarting from the original mapping (Charm++'s multirefine).
+ * succeeds, every attempt restarting from the original mapping (Charm++'s multirefine). Loads and
+ * M are predicted times (a task of cost c takes c / speed on a worker), L* the capacity-weighted
+ * bound (lbomp__bound); what a worker must shed is its excess time × its speed in cost units.
  */
 #include <errno.h>
 #include <math.h>
@@ -190,8 +192,9 @@ static int sort_heavy(struct refine *r, double M)
 }
 
 /* The task of w to move off to lower its load by `need` while taking off less than `cap` per
- * task (cap: INFINITY for shedding): the smallest unmoved task with need ≤ cost < cap, else the
- * largest unmoved task below cap; UINT32_MAX when w has none below cap. */
+ * task (cap: INFINITY for shedding), both in reference cost units (time × w's speed): the smallest
+ * unmoved task with need ≤ cost < cap, else the largest unmoved task below cap; UINT32_MAX when w
+ * has none below cap. */
 static uint32_t choose(struct refine *r, uint32_t w, double need, double cap)
 {
         const double *cost = r->s->cost;
@@ -213,7 +216,7 @@ static uint32_t choose(struct refine *r, uint32_t w, double need, double cap)
 static void take_off(struct refine *r, uint32_t t, uint32_t w)
 {
         r->gone[t] = 1;
-        r->load[w] -= r->s->cost[t];
+        r->load[w] -= lbomp__time_on(r->s, w, r->s->cost[t]);
         r->log[r->nlog++] = t;
         /* Moved tasks at the head of the list are skipped from now on. */
         while (r->head[w] < r->tail[w] && r->gone[r->sorted[r->head[w]]])
@@ -292,7 +295,7 @@ static void restore(struct refine *r)
 static void place(struct refine *r, uint32_t t, uint32_t p)
 {
         r->map[t] = p;
-        r->load[p] += r->s->cost[t];
+        r->load[p] += lbomp__time_on(r->s, p, r->s->cost[t]);
         wset(r, p);
 }
 
@@ -303,11 +306,12 @@ static int room_for(struct refine *r, uint32_t w, double c, double M)
         if (rc < 0)
                 return rc;
         const double *cost = r->s->cost;
-        double need = r->load[w] + c - M, have = 0;
+        const struct lbomp__snap *s = r->s;
+        double need = r->load[w] + lbomp__time_on(s, w, c) - M, have = 0;
         for (uint32_t i = r->tail[w]; i-- > r->head[w] && have < need;) {
                 uint32_t t = r->sorted[i];
                 if (!r->gone[t] && cost[t] < c)
-                        have += cost[t];
+                        have += lbomp__time_on(s, w, cost[t]);
         }
         return have >= need;
 }
@@ -331,8 +335,10 @@ static int make_room(struct refine *r, double c, double M, uint32_t tn, uint32_t
                                 return rc;
                         if (!rc)
                                 continue;
-                        while (r->load[w] + c > M) {
-                                uint32_t u = choose(r, w, r->load[w] + c - M, c);
+                        double cw = lbomp__time_on(r->s, w, c);
+                        while (r->load[w] + cw > M) {
+                                uint32_t u = choose(
+                                        r, w, (r->load[w] + cw - M) * lbomp__speed(r->s, w), c);
                                 take_off(r, u, w);
                                 ev_push(r, u);
                         }
@@ -354,10 +360,13 @@ static int attempt(struct refine *r, double M)
         /* Shed: every worker above M gives the fewest tasks that bring it to M, among those that
          * fit on the least loaded worker when it has any (a task that fits nowhere costs moves of
          * others to make room). */
-        double least = INFINITY;
+        double least = INFINITY, least_speed = 1.0;
         for (uint32_t w = 0; w < r->P; w++)
-                least = r->load0[w] < least ? r->load0[w] : least;
-        double fit = M - least;
+                if (r->load0[w] < least) {
+                        least = r->load0[w];
+                        least_speed = lbomp__speed(s, w);
+                }
+        double fit = (M - least) * least_speed; /* reference units: what fits there */
         r->npool = 0;
         for (uint32_t w = 0; w < r->P; w++) {
                 if (!(r->load[w] > M))
@@ -365,9 +374,10 @@ static int attempt(struct refine *r, double M)
                 if ((rc = ensure_sorted(r, w)) < 0)
                         return rc;
                 while (r->load[w] > M) {
-                        uint32_t t = choose(r, w, r->load[w] - M, fit * (1 + 1e-12));
+                        double need = (r->load[w] - M) * lbomp__speed(s, w);
+                        uint32_t t = choose(r, w, need, fit * (1 + 1e-12));
                         if (t == UINT32_MAX)
-                                t = choose(r, w, r->load[w] - M, INFINITY);
+                                t = choose(r, w, need, INFINITY);
                         if (t == UINT32_MAX)
                                 return 0; /* nothing left to give: background above M */
                         take_off(r, t, w);
@@ -403,7 +413,7 @@ static int attempt(struct refine *r, double M)
                         if (!r->nh[d].n)
                                 continue;
                         uint32_t w = r->nh[d].e[0].w;
-                        if (r->load[w] + c <= M) {
+                        if (r->load[w] + lbomp__time_on(s, w, c) <= M) {
                                 p = w;
                                 break;
                         }
@@ -433,7 +443,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         st->attempts = 0;
         if (lbomp__within_tolerance(s, r.load0, &max))
                 goto out; /* moves must pay: nothing to do */
-        lbomp__imbalance(r.load0, P, NULL, &avg);
+        lbomp__snap_lambda(s, r.load0, NULL, &avg);
         r.lstar = lbomp__bound(s, avg);
         rc = -ENOMEM;
         r.map = malloc((size_t)T * sizeof *r.map + 1);

@@ -2,8 +2,9 @@
  * smart.c — the centralized threshold balancer SmartLB (dos Santos et al., WSCAD 2018), as
  * POLICIES.md restates it: nothing moves while 1 − min/max is within the threshold; otherwise the
  * tasks are walked in order and a task of a worker at or above the average goes to the currently
- * least loaded worker if that worker stays at or below the average. Few migrations by design, and
- * none when they would not lower the maximum load (moves must pay, doc/policies.md).
+ * least loaded worker if that worker stays at or below the average. Loads are predicted times
+ * (cost / speed), the average the capacity-weighted one (lbomp__snap_lambda). Few migrations by
+ * design, and none when they would not lower the maximum load (moves must pay, doc/policies.md).
  * (The paper's listing compares min/max the wrong way round; its text states the rule used here.)
  */
 #include <errno.h>
@@ -22,7 +23,7 @@ static int smart_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp_
                 goto out;
         lbomp__loads(s, s->worker, h.load);
         double max, avg, min = h.load[0];
-        lbomp__imbalance(h.load, P, &max, &avg);
+        lbomp__snap_lambda(s, h.load, &max, &avg);
         for (uint32_t w = 1; w < P; w++)
                 min = h.load[w] < min ? h.load[w] : min;
         if (!(max > 0) || 1.0 - min / max <= thr)
@@ -31,11 +32,12 @@ static int smart_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp_
         for (uint32_t t = 0; t < s->ntasks; t++) {
                 uint32_t from = dest[t], to = h.w[0];
                 double c = s->cost[t];
-                if (to == from || !(c > 0) || h.load[from] < avg || h.load[to] + c > avg)
+                if (to == from || !(c > 0) || h.load[from] < avg ||
+                    h.load[to] + lbomp__time_on(s, to, c) > avg)
                         continue;
                 dest[t] = to;
-                h.load[to] += c;
-                h.load[from] -= c;
+                h.load[to] += lbomp__time_on(s, to, c);
+                h.load[from] -= lbomp__time_on(s, from, c);
                 lbomp__wheap_down(&h, h.pos[to]);
                 lbomp__wheap_up(&h, h.pos[from]);
         }

@@ -145,7 +145,8 @@ static uint32_t pick_normal(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint
         uint32_t nc = 0;
         for (uint32_t i = 0; i < st->g.n; i++) {
                 const struct lbomp__gentry *e = &st->g.e[i];
-                if (e->id == self || !(e->load + need <= st->ub) || refused(p, e->id))
+                if (e->id == self || !(e->load + lbomp__time_on(s, e->id, need) <= st->ub) ||
+                    refused(p, e->id))
                         continue;
                 double wt = st->ub - e->load;
                 if (numa) {
@@ -177,10 +178,11 @@ static bool acceptable(const struct lbomp__xfer *st, double pm, double limit, do
 }
 
 /* The larger of the two loads after a pack of cost c moved from a sender left with `rest` to a
- * receiver at `load`, which sent back d. */
-static double pair_max(double load, double c, double rest, double d)
+ * receiver at `load`, which sent back d: costs in reference units, the receiver's speed sr, the
+ * sender's ss (c / 1.0 is c: with equal speeds, the arithmetic of speed-blind loads). */
+static double pair_max(double load, double c, double rest, double d, double sr, double ss)
 {
-        double a = load + c - d, b = rest + d;
+        double a = load + c / sr - d / sr, b = rest + d / ss;
         return a > b ? a : b;
 }
 
@@ -198,22 +200,28 @@ static double pair_max(double load, double c, double rest, double d)
 static uint32_t pick_forced(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                             const struct lbomp__xpack *p, double limit, double full)
 {
+        const struct lbomp__snap *s = lbomp__dc_snap(dc);
         uint32_t nc = 0;
-        double total = 0, c = p->cost, rest = limit - c;
+        double ss = lbomp__speed(s, self);
+        double total = 0, c = p->cost, rest = limit - c / ss;
         for (uint32_t i = 0; i < st->g.n; i++) {
                 const struct lbomp__gentry *e = &st->g.e[i];
                 if (e->id == self || refused(p, e->id))
                         continue;
+                double sr = lbomp__speed(s, e->id);
                 /* Sending back nothing, its smallest task, or (as if its tasks were fine-grained)
                  * what splits the pair evenly, at least its smallest task and at most all but its
                  * largest: exact for workers of one or two tasks, optimistic beyond. */
-                double pm = pair_max(e->load, c, rest, 0);
+                double pm = pair_max(e->load, c, rest, 0, sr, ss);
                 if (e->small < c) {
-                        double d = 0.5 * (e->load + c - rest), most = e->spare < c ? e->spare : c;
+                        /* the even split: e->load + (c - d) / sr = rest + d / ss */
+                        double d = s->speed ? (e->load + c / sr - rest) / (1 / sr + 1 / ss)
+                                            : 0.5 * (e->load + c - rest);
+                        double most = e->spare < c ? e->spare : c;
                         d = d > most ? most : d;
                         d = d < e->small ? e->small : d;
-                        double x = pair_max(e->load, c, rest, e->small);
-                        double y = pair_max(e->load, c, rest, d);
+                        double x = pair_max(e->load, c, rest, e->small, sr, ss);
+                        double y = pair_max(e->load, c, rest, d, sr, ss);
                         pm = x < pm ? x : pm;
                         pm = y < pm ? y : pm;
                 }
@@ -245,7 +253,7 @@ static void place(struct lbomp__xfer *st, struct lbomp__dctx *dc, struct lbomp__
 static void withdraw(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                      struct lbomp__xpack *p)
 {
-        st->load += p->cost;
+        st->load += lbomp__time_on(lbomp__dc_snap(dc), self, p->cost);
         st->pending -= p->cost;
         p->target = self;
         p->state = LBOMP__PK_PLACED;
@@ -267,7 +275,8 @@ static int offer(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self, 
         /* The sender's load with this pack, its other packs gone: where a forced pack may take
          * its receiver at most (so that no load ever rises above the largest of the phase's
          * start, and a receiver never takes more than the sender gives up). */
-        double limit = st->load + p->cost, full = st->load + st->pending;
+        double limit = st->load + lbomp__time_on(s, self, p->cost);
+        double full = st->load + lbomp__time_on(s, self, st->pending);
         uint32_t to = NOWHERE;
         /* distributed: a sender whose offers were refused by more than a share of the receivers
          * it knows stops offering normally (GrapevineLB gives up there; we force instead). */
@@ -293,7 +302,7 @@ static int offer(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self, 
                 return rc;
         double v = known_load(st, to);
         if (!isnan(v))
-                view_set(st, to, v + p->cost, -1, 0); /* known: cannot fail */
+                view_set(st, to, v + lbomp__time_on(s, to, p->cost), -1, 0); /* known */
         p->target = to;
         if (p->forced)
                 p->ftries++;
@@ -313,7 +322,8 @@ static int contribute(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t s
         double maxtask = 0;
         for (uint32_t i = 0; i < st->ncur; i++)
                 maxtask = s->cost[st->cur[i]] > maxtask ? s->cost[st->cur[i]] : maxtask;
-        lbomp__dc_reduce(dc, self, R_LOAD, LBOMP__RED_SUM, st->load);
+        /* Work, speed × load: the sum over workers divided by Σ speed is the ideal time. */
+        lbomp__dc_reduce(dc, self, R_LOAD, LBOMP__RED_SUM, lbomp__speed(s, self) * st->load);
         lbomp__dc_reduce(dc, self, R_TASKS, LBOMP__RED_SUM, (double)st->ncur);
         lbomp__dc_reduce(dc, self, R_MAX, LBOMP__RED_MAX, st->load);
         lbomp__dc_reduce(dc, self, R_MAXTASK, LBOMP__RED_MAX, maxtask);
@@ -332,7 +342,7 @@ static int start(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self)
                 return rc;
         st->load = s->bg ? s->bg[self] : 0;
         for (uint32_t i = 0; i < st->ncur; i++)
-                st->load += s->cost[st->cur[i]];
+                st->load += lbomp__time_on(s, self, s->cost[st->cur[i]]);
         st->moved = 1; /* the first phase has no previous one to have stalled */
         return contribute(st, dc, self);
 }
@@ -344,8 +354,11 @@ static int roles(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         double P = s->nworkers, v = s->params ? s->params->tolerance : 0.05;
         double ttc = lbomp__dc_reduced(dc, R_TASKS), max = lbomp__dc_reduced(dc, R_MAX);
         double maxtask = lbomp__dc_reduced(dc, R_MAXTASK);
-        st->avg = lbomp__dc_reduced(dc, R_LOAD) / P;
+        double cap = lbomp__speed_sum(s); /* P with equal speeds */
+        st->avg = lbomp__dc_reduced(dc, R_LOAD) / cap;
         st->v = v;
+        if (s->speed)
+                maxtask /= lbomp__speed_max(s); /* its time on the fastest worker */
         st->ub = (1 + v) * (st->avg > maxtask ? st->avg : maxtask);
         st->sender = false;
         /* Nobody is above the bound (DistributedLB's early exit; the paper's text would gossip
@@ -356,8 +369,8 @@ static int roles(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                 return LBOMP__ROUND_DONE;
         }
         st->moved = st->rejections = 0;
-        double ats = st->avg * P / ttc; /* mean task cost */
-        double ps = 2.0 - P / ttc;      /* pack scale, real division */
+        double ats = st->avg * cap / ttc; /* mean task cost */
+        double ps = 2.0 - P / ttc;        /* pack scale, real division */
         st->s = ats * ps;
         int rc = lbomp__gossip_init(&st->g, dc, self, K_GOSSIP);
         if (rc < 0)
@@ -415,8 +428,10 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
         const struct lbomp__snap *s = lbomp__dc_snap(dc);
         struct offer o;
         memcpy(&o, m->data, sizeof o);
-        double c = o.cost, rl = st->load, sender = o.limit - c; /* the sender without the pack */
-        bool ok = rl + c <= st->ub;
+        /* Costs in reference units; the pack takes c / sr here and took c / sf at the sender. */
+        double sr = lbomp__speed(s, self), sf = lbomp__speed(s, m->from);
+        double c = o.cost, rl = st->load, sender = o.limit - c / sf; /* the sender without it */
+        bool ok = rl + c / sr <= st->ub;
         uint32_t nback = 0;
         double back = 0;
         int rc;
@@ -428,7 +443,7 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                 if (!remote && (rc = lbomp__xfer_lightest(st, dc, self)) < 0)
                         return rc;
                 /* Options: d = 0; one task t below c; the lightest prefix below c. */
-                double best = rl + c > sender ? rl + c : sender, prefix = 0;
+                double best = rl + c / sr > sender ? rl + c / sr : sender, prefix = 0;
                 uint32_t one = UINT32_MAX, npre = 0, bestpre = 0;
                 for (uint32_t i = 0; !remote && i < st->nlight; i++) {
                         uint32_t t = st->light[i];
@@ -438,14 +453,13 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                         double d = s->cost[t];
                         if (!(d < c))
                                 break; /* lightest first: none further is cheaper than c */
-                        double pm = rl + c - d > sender + d ? rl + c - d : sender + d;
+                        double pm = pair_max(rl, c, sender, d, sr, sf);
                         if (pm < best)
                                 best = pm, one = t, bestpre = 0;
                         if (prefix + d < c) {
                                 st->cand_back[npre++] = t;
                                 prefix += d;
-                                pm = rl + c - prefix > sender + prefix ? rl + c - prefix
-                                                                       : sender + prefix;
+                                pm = pair_max(rl, c, sender, prefix, sr, sf);
                                 if (pm < best)
                                         best = pm, one = UINT32_MAX, bestpre = npre;
                         }
@@ -462,7 +476,7 @@ static int decide(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t self,
                 }
         }
         if (ok) {
-                st->load += o.cost - back;
+                st->load += (o.cost - back) / sr;
                 rc = remote ? 0
                             : lbomp__xfer_receive(
                                       st, dc, self,
@@ -507,7 +521,7 @@ static int answered(struct lbomp__xfer *st, struct lbomp__dctx *dc, uint32_t sel
                         lbomp__dc_count(dc, self, LBOMP__DC_FORCED, 1);
                 place(st, dc, p, m->from);
                 if (rc == 0 && r.nback) { /* a swap: the receiver's lighter tasks come here */
-                        st->load += r.back;
+                        st->load += lbomp__time_on(lbomp__dc_snap(dc), self, r.back);
                         rc = lbomp__xfer_receive(
                                 st, dc, self,
                                 (const uint32_t *)((const unsigned char *)m->data + sizeof r),

@@ -10,7 +10,7 @@
 const char *const lbomp__trace_sec_name[S_COUNT] = {
         "?",      "META",   "POLICY", "TOPO_NAME", "DIST",    "W_BG",
         "W_NODE", "W_CORE", "T_COST", "T_WORKER",  "T_BYTES", "T_HOME",
-        "T_ID",   "L_OFF",  "L_DST",  "L_BYTES",   "PLAN",
+        "T_ID",   "L_OFF",  "L_DST",  "L_BYTES",   "PLAN",    "W_SPEED",
 };
 
 void lbomp__trace_set_err(char *err, size_t len, const char *fmt, ...)

@@ -44,6 +44,7 @@ enum sec {
         S_L_DST,
         S_L_BYTES,
         S_PLAN,
+        S_W_SPEED, /* version 2 */
         S_COUNT
 };
 

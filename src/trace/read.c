@@ -35,7 +35,7 @@ struct lbomp__trace_reader {
         uint8_t *payload;
         size_t payload_cap;
         /* decoded columns */
-        double *dist, *bg, *cost, *link_bytes;
+        double *dist, *bg, *cost, *link_bytes, *speed;
         int32_t *wnode, *wcore, *home;
         uint32_t *worker, *id, *link_off, *link_dst, *plan, *wtask_off, *wtask;
         uint64_t *bytes;
@@ -92,9 +92,11 @@ int lbomp__trace_open(struct lbomp__trace_reader **out, const char *path, char *
                         "%s: byte-order mark 0x%08x: written by a big-endian host, this reader "
                         "reads little-endian traces only",
                         path, get_u32(h + 12));
-        } else if (get_u32(h + 8) != LBOMP__TRACE_VERSION) {
-                set_err(err, errlen, "%s: trace format version %u; this lbomp reads version %u",
-                        path, get_u32(h + 8), LBOMP__TRACE_VERSION);
+        } else if (get_u32(h + 8) < LBOMP__TRACE_VERSION_MIN ||
+                   get_u32(h + 8) > LBOMP__TRACE_VERSION) {
+                set_err(err, errlen,
+                        "%s: trace format version %u; this lbomp reads versions %u to %u", path,
+                        get_u32(h + 8), LBOMP__TRACE_VERSION_MIN, LBOMP__TRACE_VERSION);
         } else if (get_u32(h + 16) < FILE_HEADER_BYTES ||
                    fseek(r->f, (long)get_u32(h + 16), SEEK_SET) != 0) {
                 set_err(err, errlen, "%s: corrupt file header: header length %u", path,
@@ -118,6 +120,7 @@ void lbomp__trace_free(struct lbomp__trace_reader *r)
         free(r->payload);
         free(r->dist);
         free(r->bg);
+        free(r->speed);
         free(r->cost);
         free(r->link_bytes);
         free(r->wnode);
@@ -329,7 +332,7 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                 k.data = r->payload + pos;
                 pos += padded;
                 if (id == 0 || id >= S_COUNT)
-                        continue; /* a section from a later version 1 writer: skipped */
+                        continue; /* a section from a later writer of this version: skipped */
                 if (col[id].present)
                         return fail(&c, "section %s appears twice", sec_name[id]);
                 if (!type_size(k.type))
@@ -386,8 +389,9 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                 r->cap_n = (size_t)N * N;
         }
         if (P + 1 > r->cap_p) {
-                if (LBOMP__GROW(r->bg, P + 1) || LBOMP__GROW(r->wnode, P + 1) ||
-                    LBOMP__GROW(r->wcore, P + 1) || LBOMP__GROW(r->wtask_off, P + 1))
+                if (LBOMP__GROW(r->bg, P + 1) || LBOMP__GROW(r->speed, P + 1) ||
+                    LBOMP__GROW(r->wnode, P + 1) || LBOMP__GROW(r->wcore, P + 1) ||
+                    LBOMP__GROW(r->wtask_off, P + 1))
                         goto oom;
                 r->cap_p = P + 1;
         }
@@ -412,6 +416,13 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                         return rc;
         } else {
                 memset(r->bg, 0, P * sizeof *r->bg);
+        }
+        if (col[S_W_SPEED].present) { /* version 2; version 1: every speed 1.0 */
+                if ((rc = decode(&c, S_W_SPEED, &col[S_W_SPEED], T_F64, P, r->speed)))
+                        return rc;
+        } else {
+                for (uint32_t w = 0; w < P; w++)
+                        r->speed[w] = 1.0;
         }
         if (col[S_W_CORE].present) {
                 if ((rc = decode(&c, S_W_CORE, &col[S_W_CORE], T_I32, P, r->wcore)))
@@ -476,6 +487,8 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                                     r->wnode[w], N);
                 if (!(r->bg[w] >= 0) || !isfinite(r->bg[w]))
                         return fail(&c, "worker %u has background load %g", w, r->bg[w]);
+                if (!(r->speed[w] > 0) || !isfinite(r->speed[w]))
+                        return fail(&c, "worker %u has speed %g", w, r->speed[w]);
         }
         for (uint32_t t = 0; t < T; t++) {
                 if (!(r->cost[t] >= 0) || !isfinite(r->cost[t]))
@@ -529,12 +542,14 @@ int lbomp__trace_next(struct lbomp__trace_reader *r, struct lbomp__trace_step *s
                 .wtask_off = r->wtask_off,
                 .wtask = r->wtask,
                 .bg = r->bg,
+                .speed = r->speed,
                 .wnode = r->wnode,
                 .dist = r->dist,
                 .seed = st->snap.seed,
                 .lb_step = st->snap.lb_step,
                 .params = &st->params,
         };
+        lbomp__snap_speeds(&st->snap);
         st->plan = r->plan;
         st->wcore = r->wcore;
         st->index = r->index;

@@ -279,6 +279,8 @@ int lbomp__trace_write(struct lbomp__trace_writer *w, const struct lbomp__trace_
                 put_column(b, S_L_BYTES, T_F64, s->link_bytes, L, &nsec);
         }
         put_column(b, S_PLAN, T_U32, plan, T, &nsec);
+        if (s->speed)
+                put_column(b, S_W_SPEED, T_F64, s->speed, P, &nsec);
         if (b->oom)
                 goto oom;
 

@@ -61,6 +61,7 @@ int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum syn
         y->bytes = arr.bytes;
         y->home = arr.home;
         y->bg = arr.bg;
+        y->speed = arr.speed;
         y->wnode = arr.wnode;
         if (load == SYNTH_ALL_BUT_ONE) {
                 /* every worker but the last holds the same share, the last holds few tasks */
@@ -84,6 +85,14 @@ int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum syn
         return 0;
 }
 
+void synth_speeds(struct synth *y, const double *speed, uint32_t n)
+{
+        for (uint32_t w = 0; w < y->s.nworkers; w++)
+                y->speed[w] = speed[w % n];
+        y->s.speed = y->speed;
+        lbomp__snap_speeds(&y->s);
+}
+
 void synth_free(struct synth *y)
 {
         lbomp__snapbuf_destroy(y->sb);
@@ -96,7 +105,7 @@ double synth_imbalance(const struct synth *y, const uint32_t *map)
 {
         double *load = malloc(y->s.nworkers * sizeof *load);
         lbomp__loads(&y->s, map, load);
-        double l = lbomp__imbalance(load, y->s.nworkers, NULL, NULL);
+        double l = lbomp__snap_lambda(&y->s, load, NULL, NULL);
         free(load);
         return l;
 }

@@ -23,7 +23,7 @@ struct synth {
         struct lbomp__params params;
         struct lbomp__snapbuf *sb;
         /* the builder's arrays, writable (synth_reindex after changing workers) */
-        double *cost, *bg;
+        double *cost, *bg, *speed;
         uint32_t *worker, *id;
         uint64_t *bytes;
         int32_t *home, *wnode;
@@ -37,6 +37,8 @@ struct synth {
  * on each side (0: none). Returns 0 or -ENOMEM. */
 int synth_make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, enum synth_load load,
                uint32_t k, uint64_t seed);
+/* Sets worker speeds, the list repeated over the workers, in the builder's arrays and y->s. */
+void synth_speeds(struct synth *y, const double *speed, uint32_t n);
 /* Re-derives the per-worker CSR after y->worker changed. */
 void synth_reindex(struct synth *y);
 void synth_free(struct synth *y);

@@ -20,7 +20,7 @@ static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",       
                                        "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
                                        "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
                                        "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
-                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT"};
+                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT",  "LBOMP_SPEEDS"};
 
 static void clear_env(void)
 {
@@ -190,6 +190,7 @@ int main(int argc, char **argv)
         bad("LBOMP_TOLERANCE", "nan", -EINVAL, NULL, NULL);
         bad("LBOMP_TOLERANCE", "1.5", -EINVAL, NULL, NULL);
         bad("LBOMP_TIME", "tsc", -EINVAL, "cpu, wall", NULL);
+        bad("LBOMP_SPEEDS", "fast", -EINVAL, "auto, prior, off", NULL);
         bad("LBOMP_TRACE", "", -EINVAL, "path", NULL);
         bad("LBOMP_TRACE", "/nonexistent/dir/run.trc", -ENOENT, "cannot be created",
             "No such file");

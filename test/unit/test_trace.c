@@ -55,6 +55,8 @@ static void make(struct synth *y, uint32_t T, uint32_t P, uint32_t nodes, uint32
         }
         for (uint32_t w = 0; w < P; w++)
                 y->bg[w] = w * 1e-4;
+        double speeds[] = {1.0, 0.535, 2.0, 0.25};
+        synth_speeds(y, speeds, 4);
         for (uint32_t e = 0; e < (T ? y->link_off[T] : 0); e++)
                 y->link_bytes[e] = e % 2 ? 1000.5 : 3.0;
         y->s.seed = seed * 0x9e3779b97f4a7c15ull;
@@ -85,6 +87,8 @@ static void expect_same(const struct lbomp__trace_step *st, const struct synth *
         ASSERT_EQ(a->params->retries, b->params->retries);
         ASSERT(memcmp(a->dist, b->dist, (size_t)N * N * sizeof *a->dist) == 0);
         ASSERT(memcmp(a->bg, b->bg, P * sizeof *a->bg) == 0);
+        ASSERT(memcmp(a->speed, b->speed, P * sizeof *a->speed) == 0); /* version 2 */
+        ASSERT_DEQ(a->speed_sum, b->speed_sum);
         ASSERT(memcmp(a->wnode, b->wnode, P * sizeof *a->wnode) == 0);
         for (uint32_t w = 0; w < P; w++)
                 ASSERT_EQ(st->wcore[w], 3 * (int)w);
@@ -291,13 +295,20 @@ static void test_corrupt(void)
         /* A header that is intact but from another version or byte order. */
         unsigned char h[32];
         memcpy(h, all, 32);
-        uint32_t v = 2, crc;
+        uint32_t v = 3, crc;
         memcpy(h + 8, &v, 4);
         crc = lbomp__crc32(0, h, 28);
         memcpy(h + 28, &crc, 4);
         spit(bad, h, 32);
         ASSERT_EQ(read_all(bad, err, sizeof err), -1);
-        ASSERT_STR_CONTAINS(err, "version 2");
+        ASSERT_STR_CONTAINS(err, "version 3");
+        v = 0;
+        memcpy(h + 8, &v, 4);
+        crc = lbomp__crc32(0, h, 28);
+        memcpy(h + 28, &crc, 4);
+        spit(bad, h, 32);
+        ASSERT_EQ(read_all(bad, err, sizeof err), -1);
+        ASSERT_STR_CONTAINS(err, "reads versions 1 to 2");
         memcpy(h, all, 32);
         uint32_t bom = 0x04030201u;
         memcpy(h + 12, &bom, 4);

@@ -56,6 +56,15 @@ static double median(double *v, long n)
         return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Whether the snapshot's workers have unequal speeds. */
+static bool unequal(const struct lbomp__snap *s)
+{
+        for (uint32_t w = 1; s->speed && w < s->nworkers; w++)
+                if (s->speed[w] != s->speed[0])
+                        return true;
+        return false;
+}
+
 /* What one snapshot is, before any policy. */
 struct before {
         double imbalance, max, avg, lstar, locality;
@@ -68,6 +77,12 @@ static int measure_before(const struct lbomp__snap *s, struct before *b)
         if (!b->load)
                 return -ENOMEM;
         lbomp__loads(s, s->worker, b->load);
+        if (unequal(s)) { /* predicted times against the capacity-weighted ideal */
+                b->imbalance = lbomp__snap_lambda(s, b->load, &b->max, &b->avg);
+                b->lstar = lbomp__bound(s, b->avg);
+                b->locality = lbomp__locality_cost(s, s->worker);
+                return 0;
+        }
         b->imbalance = lbomp__imbalance(b->load, s->nworkers, &b->max, &b->avg);
         double maxtask = 0;
         for (uint32_t t = 0; t < s->ntasks; t++)
@@ -119,7 +134,54 @@ struct sim {
         int failures, mismatches, compared, text_header;
         long rejected;          /* plans refused by the never-worse check */
         struct lbomp__dec *dec; /* virtual workers, kept across runs as the runtime keeps its */
+        uint32_t *blind;        /* unequal speeds: the speed-blind plan */
+        double *bload;
+        struct lbomp__plan bplan;
 };
+
+/* Speeds in the model or not (unequal speeds only): the policy's plan on the same snapshot with
+ * every speed ignored, through the same never-worse check, and both plans' predicted step times
+ * on the real workers and as if the speeds were equal. */
+struct blindness {
+        double step_s;          /* the speed-aware plan: max predicted time */
+        double blind_step_s;    /* the speed-blind plan, on these workers */
+        double ideal_s;         /* capacity-weighted ideal: Σ speed × load / Σ speed */
+        double bound_s;         /* L*: the ideal, the largest task on the fastest worker */
+        double step_if_equal_s; /* the speed-aware plan, speeds ignored */
+        int rc;
+};
+
+static int run_blind(struct sim *sm, const struct lbomp__policy *p, const struct lbomp__snap *s,
+                     struct blindness *bl)
+{
+        uint32_t T = s->ntasks, P = s->nworkers;
+        free(sm->blind);
+        free(sm->bload);
+        sm->blind = malloc(((size_t)T + 1) * sizeof *sm->blind);
+        sm->bload = malloc(((size_t)P + 1) * sizeof *sm->bload);
+        if (!sm->blind || !sm->bload)
+                return -ENOMEM;
+        struct lbomp__snap b = *s;
+        b.speed = NULL;
+        b.speed_sum = b.speed_max = 0;
+        lbomp__loads(&b, sm->dest, sm->bload); /* the aware plan, speeds ignored */
+        lbomp__snap_lambda(&b, sm->bload, &bl->step_if_equal_s, NULL);
+        if (lbomp__plan_begin(&sm->bplan, &b, sm->blind) < 0)
+                return -ENOMEM;
+        struct lbomp__pstats st = {0};
+        if (p->kind == LBOMP__DECENTRAL && !sm->dec && !(sm->dec = lbomp__dec_create(1)))
+                return -ENOMEM;
+        bl->rc = lbomp__policy_run_offline_in(p, &b, sm->blind, &st, sm->dec);
+        if (bl->rc == 0 && lbomp__plan_valid(&sm->bplan, NULL) == 0) {
+                lbomp__plan_evaluate(&sm->bplan);
+                lbomp__plan_guard(&sm->bplan);
+        } else {
+                memcpy(sm->blind, s->worker, (size_t)T * sizeof *sm->blind);
+        }
+        lbomp__loads(s, sm->blind, sm->bload); /* the blind plan on the real workers */
+        lbomp__snap_lambda(s, sm->bload, &bl->blind_step_s, NULL);
+        return 0;
+}
 
 static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struct lbomp__snap *s,
                       const struct before *b, const struct origin *org, double setup_s)
@@ -189,6 +251,16 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
         } else {
                 sm->failures++;
         }
+        struct blindness bl = {.rc = 1};
+        bool speeds = rc == 0 && unequal(s);
+        if (speeds) {
+                bl.step_s = sm->plan.max_new;
+                lbomp__snap_lambda(s, sm->plan.load_new, NULL, &bl.ideal_s);
+                bl.bound_s = lbomp__bound(s, bl.ideal_s);
+                /* the aware plan is in sm->dest: run_blind reads it before using its own */
+                if (run_blind(sm, p, s, &bl) < 0)
+                        return -ENOMEM;
+        }
         bool same_policy = org->rec && strcmp(org->rec->policy, p->name) == 0;
         bool plan_equal = same_policy && rc == 0 && plan_diff == 0;
         sm->compared += same_policy;
@@ -250,6 +322,15 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
                         jnum("factor", st.factor);
                 }
                 printf(",\"plan_rejected\":%s", rejected ? "true" : "false");
+                if (speeds) {
+                        jnum("step_s", bl.step_s);
+                        jnum("blind_step_s", bl.blind_step_s);
+                        jnum("ideal_s", bl.ideal_s);
+                        jnum("bound_s", bl.bound_s);
+                        jnum("step_if_equal_s", bl.step_if_equal_s);
+                        jnum("step_over_ideal", bl.step_s / bl.ideal_s);
+                        jnum("blind_over_ideal", bl.blind_step_s / bl.ideal_s);
+                }
                 if (rejected)
                         jnum("imbalance_planned", sm->plan.lambda_planned);
                 jnum("decision_s", decision);
@@ -295,6 +376,11 @@ static int run_policy(struct sim *sm, const struct lbomp__policy *p, const struc
                         printf("  %s %ld differ", same_policy ? "same policy," : "", plan_diff);
                 if (rejected)
                         printf("  plan rejected: predicted λ %.4f", sm->plan.lambda_planned);
+                if (speeds)
+                        printf("  speeds: step %.4g s (%.3f x ideal), speed-blind plan %.4g s "
+                               "(%.3f x ideal), ideal %.4g s, this plan if speeds ignored %.4g s",
+                               bl.step_s, bl.step_s / bl.ideal_s, bl.blind_step_s,
+                               bl.blind_step_s / bl.ideal_s, bl.ideal_s, bl.step_if_equal_s);
                 if (err)
                         printf("  error: %s", err);
                 printf("\n");
@@ -462,7 +548,10 @@ int main(int argc, char **argv)
                 ret = ret ? ret : 1;
         }
         free(sm.dest);
+        free(sm.blind);
+        free(sm.bload);
         lbomp__plan_free(&sm.plan);
+        lbomp__plan_free(&sm.bplan);
         lbomp__dec_destroy(sm.dec);
         if (ret == 0 && sm.failures)
                 ret = 1;

@@ -19,7 +19,7 @@ static void usage(FILE *out)
                 "usage: lbomp-sim (--trace FILE | --tasks N [--load L] [--links K])\n"
                 "                 [--profile XML] [--cores N] [--policy a,b,c] [--seed S]\n"
                 "                 [--repeat R] [--steps N] [--tolerance V] [--round-us U]\n"
-                "                 [--record FILE]\n"
+                "                 [--record FILE] [--speeds S1,S2,...]\n"
                 "                 [--verify] [--json]\n"
                 "Runs balancing policies offline, through the library's own policy code.\n"
                 "  --trace FILE     replay every LB step recorded with LBOMP_TRACE=FILE\n"
@@ -49,6 +49,13 @@ static void usage(FILE *out)
                 "  --round-us U     time of one message round of a decentralized policy, added\n"
                 "                   per round to its decision span (default 1 us)\n"
                 "  --record FILE    write each policy's snapshot and plan as a trace\n"
+                "  --speeds LIST    synthetic: worker speeds, the list repeated over the workers\n"
+                "                   (default: the profile's CPU kinds, else 1.0); new tasks are\n"
+                "                   placed by capacity. With unequal speeds each policy also\n"
+                "                   runs speed-blind: step_s (max predicted time), blind_step_s\n"
+                "                   (the speed-blind plan's time on these workers), ideal_s\n"
+                "                   (capacity-weighted ideal), step_if_equal_s (step_s's plan\n"
+                "                   if the speeds were ignored)\n"
                 "  --verify         with --trace: exit 1 unless replaying the recorded policy\n"
                 "                   reproduces every recorded plan\n"
                 "  --json           one JSON line per policy (and LB step)\n"
@@ -207,13 +214,11 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         continue;
                 }
                 static const char *const with_value[] = {
-                        "--trace",  "--tasks",        "--load",
-                        "--links",  "--profile",      "--cores",
-                        "--policy", "--seed",         "--repeat",
-                        "--record", "--task-bytes",   "--link-bytes",
-                        "--ranks",  "--rank-threads", "--inner",
-                        "--steps",  "--round-us",     "--tolerance",
-                        NULL};
+                        "--trace",    "--tasks",        "--load",       "--links",
+                        "--profile",  "--cores",        "--policy",     "--seed",
+                        "--repeat",   "--record",       "--task-bytes", "--link-bytes",
+                        "--ranks",    "--rank-threads", "--inner",      "--steps",
+                        "--round-us", "--tolerance",    "--speeds",     NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -288,6 +293,22 @@ int sim_parse(struct opts *o, int argc, char **argv)
                                         names);
                                 return -1;
                         }
+                } else if (strcmp(a, "--speeds") == 0) {
+                        const char *p = v;
+                        o->nspeeds = 0;
+                        while (*p) {
+                                char *end;
+                                double x = strtod(p, &end);
+                                if (end == p || !(x >= 1e-3 && x <= 1e3) || o->nspeeds == 64 ||
+                                    (*end && *end != ','))
+                                        return bad(a, v,
+                                                   "1 to 64 comma-separated speeds from 0.001 to "
+                                                   "1000, e.g. 2,1");
+                                o->speeds[o->nspeeds++] = x;
+                                p = *end ? end + 1 : end;
+                        }
+                        if (!o->nspeeds)
+                                return bad(a, v, "1 to 64 comma-separated speeds, e.g. 2,1");
                 } else if (strcmp(a, "--links") == 0) {
                         have_links = true;
                         if (parse_links(o, v) < 0)

@@ -39,6 +39,10 @@ struct opts {
          * its own threads with `inner` */
         long ranks, rank_threads;
         const struct lbomp__policy *inner;
+        /* --speeds: each worker's speed, the list repeated over the workers (nspeeds 0: the
+         * profile's CPU kinds, else 1.0) */
+        double speeds[64];
+        int nspeeds;
 };
 
 /* Parses argv into *o; -1 after printing why (exit 2), 1 after --help (exit 0). */
@@ -52,6 +56,7 @@ struct world {
         uint32_t nworkers, nnodes, ncores;
         double *dist;
         int32_t *wnode, *wcore;
+        double *speed; /* [nworkers] */
 };
 
 /* Builds the synthetic snapshot of --tasks/--load/--links on --profile or --cores. 0, -ENOMEM or

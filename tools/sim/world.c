@@ -22,6 +22,7 @@ void sim_world_free(struct world *w)
         free(w->dist);
         free(w->wnode);
         free(w->wcore);
+        free(w->speed);
 }
 
 /* Forward links of task i (to tasks > i, or wrapping on the ring), in the order a program would
@@ -124,7 +125,8 @@ static int load_machine(struct world *w, const struct opts *o)
                 w->dist = malloc((size_t)t.nnodes * t.nnodes * sizeof *w->dist);
                 w->wnode = malloc(P * sizeof *w->wnode);
                 w->wcore = malloc(P * sizeof *w->wcore);
-                if (!w->dist || !w->wnode || !w->wcore) {
+                w->speed = malloc(P * sizeof *w->speed);
+                if (!w->dist || !w->wnode || !w->wcore || !w->speed) {
                         lbomp__topo_free(&t);
                         return -ENOMEM;
                 }
@@ -134,6 +136,7 @@ static int load_machine(struct world *w, const struct opts *o)
                         int c = lbomp__topo_spread_core(&t, (int)k, (int)P);
                         w->wcore[k] = c;
                         w->wnode[k] = t.core_node[c];
+                        w->speed[k] = t.core_speed ? t.core_speed[c] : 1.0; /* CPU kinds */
                 }
                 w->nnodes = (uint32_t)t.nnodes;
                 w->ncores = (uint32_t)t.ncores;
@@ -144,16 +147,21 @@ static int load_machine(struct world *w, const struct opts *o)
                 w->dist = malloc(sizeof *w->dist);
                 w->wnode = calloc(P, sizeof *w->wnode);
                 w->wcore = malloc(P * sizeof *w->wcore);
-                if (!w->dist || !w->wnode || !w->wcore)
+                w->speed = malloc(P * sizeof *w->speed);
+                if (!w->dist || !w->wnode || !w->wcore || !w->speed)
                         return -ENOMEM;
                 w->dist[0] = 1.0;
-                for (uint32_t k = 0; k < P; k++)
+                for (uint32_t k = 0; k < P; k++) {
                         w->wcore[k] = (int32_t)k;
+                        w->speed[k] = 1.0;
+                }
                 w->nnodes = 1;
                 w->ncores = P;
                 snprintf(w->topo_name, sizeof w->topo_name, "flat-%u", P);
         }
         w->nworkers = P;
+        for (uint32_t k = 0; k < P && o->nspeeds; k++)
+                w->speed[k] = o->speeds[k % (uint32_t)o->nspeeds];
         return 0;
 }
 
@@ -175,17 +183,26 @@ int sim_build_world(struct world *w, const struct opts *o)
         w->sb = lbomp__snapbuf_create();
         if (!w->sb || lbomp__snap_begin(w->sb, P, w->nnodes, w->dist, T, T, nlinks) < 0)
                 return -ENOMEM;
-        for (uint32_t k = 0; k < P; k++)
+        for (uint32_t k = 0; k < P; k++) {
                 lbomp__snap_worker(w->sb, k, 0.0, w->wnode[k]);
+                lbomp__snap_speed(w->sb, k, w->speed[k]);
+        }
+        /* Blocks by capacity, as the runtime gives new tasks out (schedule(static)'s blocks
+         * with equal speeds); data first touched by that worker lives on its node. */
+        uint32_t *count = calloc((size_t)P + 1, sizeof *count);
+        if (!count || lbomp__place_counts(w->speed, NULL, P, T, count) < 0) {
+                free(count);
+                return -ENOMEM;
+        }
         struct lbomp__rng rng;
         lbomp__rng_seed(&rng, o->seed);
-        for (uint32_t i = 0; i < T; i++) {
-                /* Block mapping, as the runtime gives new tasks out (schedule(static)); data
-                 * first touched by that worker lives on its node. */
-                uint32_t wk = (uint32_t)((uint64_t)i * P / T);
+        for (uint32_t i = 0, wk = 0, k = 0; i < T; i++, k++) {
+                while (wk + 1 < P && k == count[wk])
+                        wk++, k = 0;
                 lbomp__snap_task(w->sb, wk, i, task_cost_s(o, &rng, i, T, wk, P),
                                  (uint64_t)o->task_bytes, w->wnode[wk]);
         }
+        free(count);
         /* Links in declaration order, as a program declares them. */
         for (uint32_t i = 0; i < T; i++) {
                 uint32_t n = links_of(o, T, side, i, fw);

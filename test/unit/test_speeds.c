@@ -1,0 +1,315 @@
+/*
+ * test_speeds.c — unequal workers (README "Unequal cores"):
+ *  - a snapshot whose speeds are all 1.0 gives every policy exactly the plan of a snapshot
+ *    without speeds (the arithmetic of speed-blind loads, bit for bit);
+ *  - with speeds {2, 1}, greedy, refine, hierarchical, smart, packdrop, distributed,
+ *    greedy-refine and greedy-comm give the fast worker about twice the work and predict a step
+ *    time near the capacity-weighted ideal; hierarchical's node shares follow capacity;
+ *  - placement by capacity: today's blocks with equal speeds, the launcher's rule otherwise;
+ *  - the measured parts of a speed (share, rel) on a window filled by hand;
+ *  - CPU kinds: the prior speeds of the rule, and the hybrid profile's cores through the library;
+ *  - a version-1 trace still reads, with every speed 1.0.
+ * Usage: test_speeds PROFILES_DIR TRACE_V1_FILE
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "synth.h"
+#include "test.h"
+#include "trace.h"
+
+static uint32_t *run(const struct lbomp__policy *p, const struct lbomp__snap *s)
+{
+        uint32_t *dest = malloc(((size_t)s->ntasks + 1) * sizeof *dest);
+        struct lbomp__pstats st = {0};
+        ASSERT(dest != NULL);
+        ASSERT_EQ(lbomp__policy_run_offline(p, s, dest, &st), 0);
+        return dest;
+}
+
+/* Speeds all 1.0 against no speeds at all: the same plan, task for task, for every policy. */
+static void equal_speeds_same_plans(void)
+{
+        static const enum synth_load loads[] = {SYNTH_UNIFORM, SYNTH_LINEAR,    SYNTH_HOTSPOT,
+                                                SYNTH_LBTEST,  SYNTH_ONE_HEAVY, SYNTH_ALL_BUT_ONE};
+        static const uint32_t shapes[][4] = {
+                {200, 4, 1, 2}, {333, 16, 4, 1}, {97, 7, 2, 0}, {1000, 24, 3, 3}};
+        int compared = 0;
+        for (size_t l = 0; l < sizeof loads / sizeof loads[0]; l++)
+                for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                        struct synth y;
+                        const uint32_t *sh = shapes[k];
+                        ASSERT_EQ(synth_make(&y, sh[0], sh[1], sh[2], loads[l], sh[3], 10 + k), 0);
+                        double one = 1.0;
+                        synth_speeds(&y, &one, 1);
+                        struct lbomp__snap blind = y.s;
+                        blind.speed = NULL;
+                        for (size_t i = 0; i < lbomp__policy_count(); i++) {
+                                const struct lbomp__policy *p = lbomp__policy_at(i);
+                                uint32_t *a = run(p, &y.s), *b = run(p, &blind);
+                                if (memcmp(a, b, sh[0] * sizeof *a) != 0)
+                                        FAIL("%s, load %zu, shape %zu: speeds 1.0 change the plan",
+                                             p->name, l, k);
+                                free(a);
+                                free(b);
+                                compared++;
+                        }
+                        synth_free(&y);
+                }
+        fprintf(stderr, "equal speeds: %d plans identical to speed-blind ones\n", compared);
+}
+
+/* Work (reference units) and predicted time of each worker under map. */
+static void work_of(const struct lbomp__snap *s, const uint32_t *map, double *work, double *time)
+{
+        for (uint32_t w = 0; w < s->nworkers; w++)
+                work[w] = 0;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                work[map[t]] += s->cost[t];
+        lbomp__loads(s, map, time);
+}
+
+/* Speeds {2, 1} on 2 workers: the fast one gets twice the work, within the granularity and the
+ * tolerance, and the predicted step time is near the capacity-weighted ideal. */
+static void two_to_one(void)
+{
+        const char *names[] = {"greedy",   "refine",      "hierarchical",  "smart",
+                               "packdrop", "distributed", "greedy-refine", "greedy-comm"};
+        for (int load = 0; load < 2; load++)
+                for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                        struct synth y;
+                        ASSERT_EQ(synth_make(&y, 600, 2, 1, load ? SYNTH_LBTEST : SYNTH_UNIFORM, 1,
+                                             3),
+                                  0);
+                        double sp[] = {2.0, 1.0};
+                        synth_speeds(&y, sp, 2);
+                        const struct lbomp__policy *p = lbomp__policy_find(names[i]);
+                        ASSERT(p != NULL);
+                        uint32_t *d = run(p, &y.s);
+                        double work[2], time[2], ideal, max, total = 0, big = 0;
+                        work_of(&y.s, d, work, time);
+                        lbomp__snap_lambda(&y.s, time, &max, &ideal);
+                        for (uint32_t t = 0; t < y.s.ntasks; t++) {
+                                total += y.s.cost[t];
+                                big = y.s.cost[t] > big ? y.s.cost[t] : big;
+                        }
+                        double ratio = work[0] / work[1];
+                        /* ideal = total / 3; within the tolerance (5 %) and one task */
+                        ASSERT(fabs(ideal - total / 3) < 1e-9 * total);
+                        if (!(max <= 1.05 * ideal + big))
+                                FAIL("%s load %d: step %g, ideal %g (largest task %g)", names[i],
+                                     load, max, ideal, big);
+                        if (!(ratio > 1.75 && ratio < 2.3))
+                                FAIL("%s load %d: work %g on the speed-2 worker, %g on the other "
+                                     "(ratio %g, expected about 2)",
+                                     names[i], load, work[0], work[1], ratio);
+                        fprintf(stderr,
+                                "{2,1} %-13s load %d: work ratio %.3f, step %.4g = %.4f x "
+                                "ideal\n",
+                                names[i], load, ratio, max, max / ideal);
+                        free(d);
+                        synth_free(&y);
+                }
+}
+
+/* Hierarchical: 2 nodes of 2 workers, node 0's twice as fast: node 0 takes twice the work. */
+static void node_shares(void)
+{
+        struct synth y;
+        ASSERT_EQ(synth_make(&y, 800, 4, 2, SYNTH_LBTEST, 2, 8), 0);
+        double sp[] = {2.0, 2.0, 1.0, 1.0}; /* synth: workers 0, 1 on node 0 */
+        ASSERT_EQ(y.s.wnode[0], 0);
+        ASSERT_EQ(y.s.wnode[2], 1);
+        synth_speeds(&y, sp, 4);
+        uint32_t *d = run(lbomp__policy_find("hierarchical"), &y.s);
+        double work[4], time[4], n0, n1, max, ideal;
+        work_of(&y.s, d, work, time);
+        n0 = work[0] + work[1];
+        n1 = work[2] + work[3];
+        lbomp__snap_lambda(&y.s, time, &max, &ideal);
+        fprintf(stderr, "hierarchical: node work %g / %g = %.3f, step %.4f x ideal\n", n0, n1,
+                n0 / n1, max / ideal);
+        ASSERT(n0 / n1 > 1.8 && n0 / n1 < 2.2);
+        ASSERT(max <= 1.1 * ideal);
+        free(d);
+        synth_free(&y);
+}
+
+static void placement(void)
+{
+        uint32_t c[8], h[8];
+        /* equal speeds, nothing held: schedule(static)'s blocks, whatever the common speed */
+        double eq[7] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+        for (uint32_t n = 0; n < 50; n++) {
+                ASSERT_EQ(lbomp__place_counts(eq, NULL, 7, n, c), 0);
+                uint32_t want[7] = {0};
+                for (uint32_t k = 0; k < n; k++)
+                        want[(uint64_t)k * 7 / n]++;
+                ASSERT(memcmp(c, want, sizeof want) == 0);
+        }
+        /* {2, 1}: two thirds and one third */
+        double sp[] = {2.0, 1.0};
+        ASSERT_EQ(lbomp__place_counts(sp, NULL, 2, 300, c), 0);
+        ASSERT_EQ(c[0], 200);
+        ASSERT_EQ(c[1], 100);
+        /* the launcher's rule with load: worker 0 holds 100 already, so the next 100 go to 1 */
+        h[0] = 100;
+        h[1] = 0;
+        double one[] = {1.0, 1.0};
+        ASSERT_EQ(lbomp__place_counts(one, h, 2, 100, c), 0);
+        ASSERT_EQ(c[0], 0);
+        ASSERT_EQ(c[1], 100);
+        /* speeds 1, 0.5, 0.25 over 70 tasks: 40, 20, 10 */
+        double q[] = {1.0, 0.5, 0.25};
+        ASSERT_EQ(lbomp__place_counts(q, NULL, 3, 70, c), 0);
+        ASSERT_EQ(c[0], 40);
+        ASSERT_EQ(c[1], 20);
+        ASSERT_EQ(c[2], 10);
+}
+
+static void kinds(const char *profiles)
+{
+        /* the prior's rule */
+        struct lbomp__cpukind k[3] = {{0, 3900, "IntelAtom"}, {1, 5100, "IntelCore"}};
+        double s[3];
+        lbomp__topo_kind_speeds(k, 2, s);
+        ASSERT_DEQ(s[1], 1.0);
+        ASSERT(fabs(s[0] - 3900 * 0.7 / 5100) < 1e-12);
+        struct lbomp__cpukind r[3] = {{0, 0, NULL}, {1, 0, NULL}, {2, 0, NULL}};
+        lbomp__topo_kind_speeds(r, 3, s);
+        ASSERT(fabs(s[0] - 0.6) < 1e-12 && fabs(s[1] - 0.8) < 1e-12 && s[2] == 1.0);
+        /* the hybrid profile through the library: P cores 0-7 at 1.0, E cores 8-15 below */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/intel-i9-12900k-hybrid.xml", profiles);
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_topology(lb, path), 0);
+        ASSERT_EQ(lb->topo.core_kind_n, 2);
+        for (int c = 0; c < 16; c++)
+                ASSERT_DEQ(lb->topo.core_speed[c], c < 8 ? 1.0 : 3900 * 0.7 / 5100);
+        /* two workers: spread puts one on a P core (0), one on an E core (8); the first mapping
+         * gives them tasks by capacity, in two contiguous blocks */
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_EQ(lb->ws.w[0].core, 0);
+        ASSERT_EQ(lb->ws.w[1].core, 8);
+        ASSERT_DEQ(lb->ws.w[1].speed, 3900 * 0.7 / 5100);
+        for (int t = 0; t < 300; t++)
+                ASSERT_EQ(lbomp_task_add(lb, &lb, 0, LBOMP_NODE_ANY, NULL), 0);
+        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks), 0);
+        uint32_t n0 = lb->ws.w[0].n, n1 = lb->ws.w[1].n;
+        fprintf(stderr, "hybrid profile: first mapping %u / %u tasks (speeds 1, %.3f)\n", n0, n1,
+                lb->ws.w[1].speed);
+        ASSERT_EQ(n0 + n1, 300);
+        ASSERT(n0 == 196 || n0 == 195);   /* 300 / (1 + 0.535) */
+        for (uint32_t i = 0; i < n0; i++) /* a block: ids 0 .. n0-1 */
+                ASSERT_EQ(lb->ws.w[0].ids[i], i);
+        lbomp_destroy(lb);
+        /* LBOMP_SPEEDS=off: every speed 1.0, today's halves */
+        setenv("LBOMP_SPEEDS", "off", 1);
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        unsetenv("LBOMP_SPEEDS");
+        ASSERT_EQ(lbomp_set_topology(lb, path), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_DEQ(lb->ws.w[1].speed, 1.0);
+        for (int t = 0; t < 300; t++)
+                ASSERT_EQ(lbomp_task_add(lb, &lb, 0, LBOMP_NODE_ANY, NULL), 0);
+        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks), 0);
+        ASSERT_EQ(lb->ws.w[0].n, 150);
+        lbomp_destroy(lb);
+}
+
+/* The measured parts, on a window filled by hand (no timing): share from CPU ÷ wall time, rel
+ * from tasks that migrated between windows, both toward a worker half as fast. */
+static struct lbomp__worker wk[2];
+
+static void measured(void)
+{
+        struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
+        struct lbomp__window win = {0};
+        uint32_t T = 40, tasks[2][40];
+        ASSERT_EQ(lbomp__window_reserve(&win, T, 1), 0);
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        /* share: worker 1's thread gets half of its wall time, window after window */
+        for (int k = 0; k < 8; k++) {
+                wk[0].win_cpu_s = 1.0, wk[0].win_wall_s = 1.0;
+                wk[1].win_cpu_s = 0.5, wk[1].win_wall_s = 1.0;
+                lbomp__window_speeds(&win, &ws, false);
+        }
+        /* a window of a few ms measures no share */
+        wk[1].win_cpu_s = 0.001, wk[1].win_wall_s = 0.01;
+        lbomp__window_speeds(&win, &ws, false);
+        ASSERT(wk[1].share > 0.45);
+        fprintf(stderr, "share: speeds %g %g (shares %g %g)\n", wk[0].speed, wk[1].speed,
+                wk[0].share, wk[1].share);
+        ASSERT_DEQ(wk[0].speed, 1.0);
+        ASSERT(wk[1].speed > 0.45 && wk[1].speed < 0.58);
+        /* the same under LBOMP_TIME=wall: no share */
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        lbomp__window_speeds(&win, &ws, true);
+        ASSERT_DEQ(wk[1].speed, 1.0);
+        /* rel (LBOMP_TIME=wall): every window the two halves of the tasks swap workers; a task
+         * takes 1 s on worker 0 and 2 s on worker 1, timed in reference units by each worker's
+         * current hw, 3 timed runs by its owner */
+        for (int k = 0; k < 12; k++) {
+                for (int i = 0; i < 2; i++)
+                        wk[i].n = 0;
+                for (uint32_t t = 0; t < T; t++) {
+                        uint32_t w = (t < T / 2) == (k % 2 == 0) ? 0 : 1;
+                        wk[w].tasks[wk[w].n++] = t;
+                        double v = (w ? 2.0 : 1.0) * wk[w].hw;
+                        win.ns[t] = 3;
+                        win.ticks[t] = 3 * v;
+                        for (int j = 0; j < 3; j++) {
+                                win.hist[t * 3 + j] = (float)v;
+                                win.hrun[t * 3 + j] = w;
+                        }
+                }
+                win.timed = 3;
+                lbomp__window_speeds(&win, &ws, true);
+        }
+        fprintf(stderr, "rel: speeds %g %g (rel %g %g)\n", wk[0].speed, wk[1].speed, wk[0].rel,
+                wk[1].rel);
+        ASSERT(wk[0].speed / wk[1].speed > 1.8 && wk[0].speed / wk[1].speed < 2.2);
+        lbomp__window_free(&win);
+}
+
+/* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
+static void trace_v1(const char *file)
+{
+        struct lbomp__trace_reader *r;
+        char err[600];
+        ASSERT_EQ(lbomp__trace_open(&r, file, err, sizeof err), 0);
+        struct lbomp__trace_step st;
+        int n = 0, rc;
+        while ((rc = lbomp__trace_next(r, &st, err, sizeof err)) == 1) {
+                for (uint32_t w = 0; w < st.snap.nworkers; w++)
+                        ASSERT_DEQ(st.snap.speed[w], 1.0);
+                ASSERT_DEQ(st.snap.speed_sum, (double)st.snap.nworkers);
+                n++;
+        }
+        ASSERT_EQ(rc, 0);
+        ASSERT(n > 0);
+        lbomp__trace_free(r);
+        fprintf(stderr, "trace v1: %d records, speeds 1.0\n", n);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 3)
+                FAIL("usage: test_speeds PROFILES_DIR TRACE_V1_FILE");
+        equal_speeds_same_plans();
+        two_to_one();
+        node_shares();
+        placement();
+        measured();
+        kinds(argv[1]);
+        trace_v1(argv[2]);
+        fprintf(stderr, "test_speeds: ok\n");
+        return 0;
+}

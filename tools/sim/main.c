@@ -421,6 +421,8 @@ int main(int argc, char **argv)
                 return 2;
         if (o.ranks)
                 return sim_ranks(&o);
+        if (o.evolve_set)
+                return sim_evolve(&o);
         struct sim sm = {.o = &o};
         if (o.record) {
                 char err[400];

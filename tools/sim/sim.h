@@ -17,6 +17,9 @@
 #define MAX_CORES    65536
 
 enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST, LOAD_LBTEST_IID };
+enum evolve { EV_STATIC, EV_DRIFT, EV_CYCLE, EV_WALK, EV_HOTSPOT };
+extern const char *const sim_evolve_names[]; /* NULL-terminated */
+
 enum links { LINKS_NONE, LINKS_RING, LINKS_MESH2D, LINKS_MESH3D };
 
 extern const char *const sim_load_names[];
@@ -39,6 +42,11 @@ struct opts {
          * its own threads with `inner` */
         long ranks, rank_threads;
         const struct lbomp__policy *inner;
+        /* --evolve (evolve.c): costs that change from step to step */
+        bool evolve_set, auto_data;
+        enum evolve evolve;
+        double ev_amp, ev_width, ev_speed, ev_noise, byte_ns;
+        long ev_cycle, ev_hot_at, time_steps, period;
 };
 
 /* Parses argv into *o; -1 after printing why (exit 2), 1 after --help (exit 0). */
@@ -58,6 +66,9 @@ struct world {
  * -EINVAL (message printed). */
 int sim_build_world(struct world *w, const struct opts *o);
 void sim_world_free(struct world *w);
+
+/* --evolve (evolve.c): the run of every --policy, or --auto-data's training rows. Exit code. */
+int sim_evolve(const struct opts *o);
 
 /* --ranks: the rank level of liblbomp-mpi and each rank's own level (ranks.c). The exit code. */
 int sim_ranks(const struct opts *o);

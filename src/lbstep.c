@@ -224,6 +224,7 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
         h->horizon = lb->cfg.period;
         h->lb_cost_s = l->when.lb_cost_s;
         h->byte_s = l->byte_s;
+        h->load = l->plan.load;
         lbomp__snap_set_hist(l->sb, h);
 }
 

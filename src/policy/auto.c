@@ -79,19 +79,19 @@ void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_
         uint32_t P = s->nworkers, T = s->ntasks;
         double byte_s = h && h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
         double sum = 0, mx = 0, tasks = 0, bytes = 0;
+        if (h && h->load)
+                load = (double *)h->load; /* read only below */
+        else
+                lbomp__loads(s, s->worker, load);
         for (uint32_t w = 0; w < P; w++) {
-                double l = s->bg[w];
-                for (uint32_t i = s->wtask_off[w]; i < s->wtask_off[w + 1]; i++) {
-                        uint32_t t = s->wtask[i];
-                        l += s->cost[t];
-                        bytes += (double)s->bytes[t];
-                }
-                load[w] = l;
-                sum += l;
-                mx = l > mx ? l : mx;
+                sum += load[w];
+                tasks += load[w] - s->bg[w];
+                mx = load[w] > mx ? load[w] : mx;
         }
-        for (uint32_t t = 0; t < T; t++)
-                tasks += s->cost[t];
+        uint32_t stride = T > 1024 ? T / 1024 : 1;
+        for (uint32_t t = 0; t < T; t += stride)
+                bytes += (double)s->bytes[t];
+        bytes *= stride;
         double avg = P ? sum / P : 0;
         uint32_t above = 0;
         for (uint32_t w = 0; w < P; w++)
@@ -99,7 +99,6 @@ void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_
         /* Links, sampled: every task's when there are at most 1,024, else a stride. */
         double lb = 0, rb = 0, rd = 0;
         if (s->link_off && T) {
-                uint32_t stride = T > 1024 ? T / 1024 : 1;
                 uint32_t nn = s->nnodes ? s->nnodes : 1;
                 for (uint32_t t = 0; t < T; t += stride) {
                         uint32_t wt = s->worker[t];
@@ -121,7 +120,7 @@ void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_
         }
         double remote = lb > 0 ? rb / lb : 0;
         /* each link appears at both ends: per task, half of its ends' bytes */
-        lb *= 0.5 * (T > 1024 ? T / 1024 : 1);
+        lb *= 0.5 * stride;
         double eps = 1e-12;
         f[LBOMP__AF_AVG_LOAD] = (float)log10(avg + eps);
         f[LBOMP__AF_ABOVE] = P ? (float)above / (float)P : 0;
@@ -261,9 +260,10 @@ static int auto_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__
         h->choice = c;
         h->pays = false;
         h->gain_s = h->cost_s = 0;
+        const double *cur = h->load ? h->load : load;
         double mx = 0;
         for (uint32_t w = 0; w < P; w++)
-                mx = load[w] > mx ? load[w] : mx;
+                mx = cur[w] > mx ? cur[w] : mx;
         const struct lbomp__policy *pol = lbomp__auto_candidate(c);
         int rc = lbomp__policy_run_offline(pol, s, dest, st);
         if (rc < 0) {

@@ -51,11 +51,13 @@ const struct lbomp__policy *lbomp__auto_candidate(int c);
 
 /* What the runtime (or the simulator) measured beyond the snapshot, handed to the auto policy. */
 struct lbomp__auto_hist {
-        double step_var;  /* mean per-step λ / λ of the window's sums (1: unknown) */
-        double drift;     /* per-step relative change of the worker loads (0: unknown) */
-        double horizon;   /* steps until the next decision at the latest (LBOMP_PERIOD) */
-        double lb_cost_s; /* measured cost of an LB step (<= 0: lbomp__auto_lb_cost_guess) */
-        double byte_s;    /* seconds per byte x normalised distance moved */
+        double step_var;    /* mean per-step λ / λ of the window's sums (1: unknown) */
+        double drift;       /* per-step relative change of the worker loads (0: unknown) */
+        double horizon;     /* steps until the next decision at the latest (LBOMP_PERIOD) */
+        double lb_cost_s;   /* measured cost of an LB step (<= 0: lbomp__auto_lb_cost_guess) */
+        double byte_s;      /* seconds per byte x normalised distance moved */
+        const double *load; /* [nworkers] loads under the current mapping when the caller has
+                               them (the LB step's plan does), else NULL: computed */
         /* out: what auto chose and why, for the LB step's record */
         int choice;    /* candidate index the model chose */
         bool pays;     /* its plan was kept */
@@ -92,8 +94,10 @@ const struct lbomp__auto_model *lbomp__auto_model(void);
 /* The LB step's cost before one was measured: a fixed part plus a part per task, seconds. */
 double lbomp__auto_lb_cost_guess(uint32_t ntasks);
 
-/* Features of snapshot s (worker loads into load[nworkers], scratch). h may be NULL (no history:
- * step_var 1, drift 0, default per-byte cost). Links are sampled (at most 1,024 tasks'). */
+/* Features of snapshot s. The worker loads are h->load, or computed into load[nworkers]
+ * (scratch); h may be NULL (no history: step_var 1, drift 0, default per-byte cost). Task bytes
+ * and links are sampled (at most 1,024 tasks'), so that with the loads given the features cost
+ * O(workers + 1,024). */
 void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_hist *h,
                           double *load, float *f);
 /* The candidate the model picks for features f. */

@@ -30,6 +30,11 @@ int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path)
         l->sb = lbomp__snapbuf_create();
         l->dec = lbomp__dec_create(1);
         lbomp__auto_when_init(&l->when);
+        /* auto's table is compiled in; checked here, once per process */
+        if (!lbomp__auto_model())
+                lbomp__log("lbomp: auto's table (src/policy/auto_table.c) does not fit this "
+                           "library (version %d expected): auto uses greedy as its only candidate",
+                           LBOMP__AUTO_TABLE_VERSION);
         if (!l->sb || !l->dec)
                 return -ENOMEM;
         if (trace_path) {

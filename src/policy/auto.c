@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,9 +64,18 @@ static bool model_ok(const struct lbomp__auto_model *m)
         return true;
 }
 
+static pthread_once_t model_once = PTHREAD_ONCE_INIT;
+static const struct lbomp__auto_model *model_checked;
+
+static void model_check(void)
+{
+        model_checked = model_ok(&lbomp__auto_table) ? &lbomp__auto_table : NULL;
+}
+
 const struct lbomp__auto_model *lbomp__auto_model(void)
 {
-        return model_ok(&lbomp__auto_table) ? &lbomp__auto_table : NULL;
+        pthread_once(&model_once, model_check);
+        return model_checked;
 }
 
 static double clamp(double x, double lo, double hi)
@@ -255,7 +265,7 @@ static int auto_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__
         double t0 = now_s();
         lbomp__auto_features(s, h, load, h->feat);
         const struct lbomp__auto_model *m = lbomp__auto_model();
-        int c = m ? lbomp__auto_classify(m, h->feat) : 1; /* no model: greedy */
+        int c = m ? lbomp__auto_classify(m, h->feat) : 1; /* no model (said at create): greedy */
         h->model_s = now_s() - t0;
         h->choice = c;
         h->pays = false;

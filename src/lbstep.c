@@ -215,9 +215,12 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
         memset(h, 0, sizeof *h);
         h->step_var = ws && ws->imbalance > 0 ? ws->imbalance_step_mean / ws->imbalance : 1.0;
         /* drift: the workers' owned loads of the window's untimed steps against its timed ones,
-         * whose centres lie steps / 2 apart */
+         * whose centres lie steps / 2 apart; unknown (0) in the run's first window, whose first
+         * steps pay the warm-up, and with fewer than 2 untimed steps; at most 1 */
         double d = 0, sum = 0;
         uint64_t early = win->steps > win->timed ? win->steps - win->timed : 0;
+        if (win->first == 0 || early < 2)
+                early = 0;
         for (int i = 0; early && win->timed && i < lb->ws.n; i++) {
                 const struct lbomp__worker *w = &lb->ws.w[i];
                 double late = w->win_owned_timed_s / win->timed;
@@ -226,6 +229,7 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
                 sum += late;
         }
         h->drift = sum > 0 ? d / sum / (0.5 * (double)win->steps) : 0;
+        h->drift = h->drift < 1 ? h->drift : 1;
         h->horizon = lb->cfg.period;
         h->lb_cost_s = l->when.lb_cost_s;
         h->byte_s = l->byte_s;

@@ -162,12 +162,14 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
         if (sum > 0)
                 lam_win = mx / (sum / e->P);
         h->step_var = e->wsteps ? (e->lam_sum / (double)e->wsteps) / lam_win : 1.0;
-        if (early && e->wtimed) {
+        /* as the runtime: unknown in the first window and with fewer than 2 untimed steps */
+        if (early >= 2 && e->wtimed && e->wfirst > 0) {
                 for (uint32_t w = 0; w < e->P; w++) {
                         e->early_w[w] /= (double)early;
                         e->late_w[w] /= (double)e->wtimed;
                 }
                 h->drift = lbomp__auto_drift(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
+                h->drift = h->drift < 1 ? h->drift : 1;
         }
         h->horizon = (double)e->o->period;
         h->lb_cost_s = lb_cost_s;

@@ -58,6 +58,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         lbomp__dec_destroy(l->dec);
         free(l->cost);
         free(l->snap_ids);
+        free(l->auto_w);
         if (lbomp__trace_close(l->trace) < 0)
                 lbomp__log("lbomp: LBOMP_TRACE: closing the trace failed; its last record may be "
                            "incomplete");
@@ -168,7 +169,7 @@ static void trace_step(struct lbomp *lb, const struct lbomp__lbrec *r)
 static void record_only(struct lbomp *lb, double lam, double max, double avg);
 
 /* auto: what it chose and why into the record's note; the when-rule learns the LB step's cost
- * (its data moves are added when they end), the λ it left and the drift it saw. */
+ * (its data moves are added when they end), the λ it left and the decay it saw. */
 static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
 {
         struct lbomp__lbs *l = &lb->lbs;
@@ -186,7 +187,7 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                  f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
         l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
         lbomp__auto_when_done(&l->when, l->lb_cost_s,
-                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->drift);
+                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay);
 }
 
 /* auto, at a window's end with no LB step armed: a record that says so, and an imbalance that was
@@ -214,22 +215,29 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
         struct lbomp__auto_hist *h = &l->hist;
         memset(h, 0, sizeof *h);
         h->step_var = ws && ws->imbalance > 0 ? ws->imbalance_step_mean / ws->imbalance : 1.0;
-        /* drift: the workers' owned loads of the window's untimed steps against its timed ones,
-         * whose centres lie steps / 2 apart; unknown (0) in the run's first window, whose first
-         * steps pay the warm-up, and with fewer than 2 untimed steps; at most 1 */
-        double d = 0, sum = 0;
+        /* drift and decay: the workers' owned loads of the window's untimed steps against its
+         * timed ones, whose centres lie steps / 2 apart; unknown (0) in the run's first window,
+         * whose first steps pay the warm-up, and with fewer than 2 untimed steps; at most 1 */
         uint64_t early = win->steps > win->timed ? win->steps - win->timed : 0;
-        if (win->first == 0 || early < 2)
-                early = 0;
-        for (int i = 0; early && win->timed && i < lb->ws.n; i++) {
-                const struct lbomp__worker *w = &lb->ws.w[i];
-                double late = w->win_owned_timed_s / win->timed;
-                double e = (w->win_owned_s - w->win_owned_timed_s) / (double)early;
-                d += fabs(late - e);
-                sum += late;
+        uint32_t P = (uint32_t)lb->ws.n;
+        if (win->first > 0 && early >= 2 && win->timed && 2 * P > l->auto_w_cap) {
+                if (LBOMP__GROW(l->auto_w, 2 * (size_t)P))
+                        early = 0; /* no room: unknown, as in the first window */
+                else
+                        l->auto_w_cap = 2 * P;
         }
-        h->drift = sum > 0 ? d / sum / (0.5 * (double)win->steps) : 0;
-        h->drift = h->drift < 1 ? h->drift : 1;
+        if (win->first > 0 && early >= 2 && win->timed && 2 * P <= l->auto_w_cap) {
+                double *e = l->auto_w, *late = l->auto_w + P;
+                for (uint32_t i = 0; i < P; i++) {
+                        const struct lbomp__worker *w = &lb->ws.w[i];
+                        late[i] = w->win_owned_timed_s / win->timed;
+                        e[i] = (w->win_owned_s - w->win_owned_timed_s) / (double)early;
+                }
+                double apart = 0.5 * (double)win->steps;
+                h->drift = lbomp__auto_drift(e, late, P, apart);
+                h->drift = h->drift < 1 ? h->drift : 1;
+                h->decay = lbomp__auto_decay(e, late, P, apart);
+        }
         h->horizon = lb->cfg.period;
         h->lb_cost_s = l->when.lb_cost_s;
         h->byte_s = l->byte_s;

@@ -60,6 +60,8 @@ struct lbomp__lbs {
         struct lbomp__auto_hist hist;
         double byte_s;
         double lb_cost_s; /* the LB step in progress: decision and apply, then its data */
+        double *auto_w;   /* [2 * workers] scratch: early and late loads of a window */
+        uint32_t auto_w_cap;
 };
 
 struct lbomp;

@@ -195,9 +195,9 @@ int lbomp__auto_classify(const struct lbomp__auto_model *m, const float *f)
         return best;
 }
 
-double lbomp__auto_persist(double drift, double horizon)
+double lbomp__auto_persist(double decay, double horizon)
 {
-        double p = clamp(1.0 - drift, 0, 1), sum = 0, q = 1;
+        double p = clamp(1.0 - decay, 0, 1), sum = 0, q = 1;
         for (int h = 1; h <= (int)horizon && h <= 10000; h++) {
                 q *= p;
                 sum += q;
@@ -217,6 +217,30 @@ double lbomp__auto_drift(const double *early, const double *late, uint32_t n, do
         return s > 0 && apart > 0 ? d / s / apart : 0;
 }
 
+double lbomp__auto_decay(const double *early, const double *late, uint32_t n, double apart)
+{
+        double me = 0, ml = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                me += early[i];
+                ml += late[i];
+        }
+        if (!n || !(apart > 0))
+                return 0;
+        me /= n;
+        ml /= n;
+        double sxy = 0, sxx = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sxy += (early[i] - me) * (late[i] - ml);
+                sxx += (early[i] - me) * (early[i] - me);
+        }
+        /* balanced early (a spread within 5 % of the mean, as the noise of measured loads):
+         * no pattern to follow */
+        if (!(sxx > 2.5e-3 * me * me * n))
+                return 0;
+        double s = clamp(sxy / sxx, 0, 1);
+        return s > 0 ? 1.0 - pow(s, 1.0 / apart) : 1.0;
+}
+
 void lbomp__auto_when_init(struct lbomp__auto_when *w)
 {
         memset(w, 0, sizeof *w);
@@ -232,18 +256,18 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s,
         double e = excess < w->prev_excess ? excess : w->prev_excess;
         w->prev_excess = excess;
         w->excess_s = e;
-        w->loss_s = e * lbomp__auto_persist(w->drift, horizon);
+        w->loss_s = e * lbomp__auto_persist(w->decay, horizon);
         double cost = w->lb_cost_s > 0 ? w->lb_cost_s : lbomp__auto_lb_cost_guess(w->ntasks);
         return w->loss_s > cost;
 }
 
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,
-                           double drift)
+                           double decay)
 {
         if (cost_s > 0)
                 w->lb_cost_s = w->lb_cost_s > 0 ? 0.5 * (w->lb_cost_s + cost_s) : cost_s;
         w->floor = lambda_after > 1.0 ? lambda_after : 1.0;
-        w->drift = drift > 0 ? drift : 0;
+        w->decay = clamp(decay, 0, 1);
         w->prev_excess = 0;
 }
 
@@ -289,7 +313,7 @@ static int auto_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__
         lbomp__moves(s, dest, &mv);
         double byte_s = h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
         double horizon = h->horizon > 0 ? h->horizon : 10;
-        h->gain_s = (mx - mx_new) * lbomp__auto_persist(h->drift, horizon);
+        h->gain_s = (mx - mx_new) * lbomp__auto_persist(h->decay, horizon);
         h->cost_s = (h->lb_cost_s > 0 ? h->lb_cost_s : lbomp__auto_lb_cost_guess(s->ntasks)) +
                     mv.cost * byte_s;
         h->pays = mv.tasks > 0 && h->gain_s > h->cost_s;

@@ -53,6 +53,7 @@ const struct lbomp__policy *lbomp__auto_candidate(int c);
 struct lbomp__auto_hist {
         double step_var;    /* mean per-step λ / λ of the window's sums (1: unknown) */
         double drift;       /* per-step relative change of the worker loads (0: unknown) */
+        double decay;       /* per-step share of the imbalance that does not persist (0: unknown) */
         double horizon;     /* steps until the next decision at the latest (LBOMP_PERIOD) */
         double lb_cost_s;   /* measured cost of an LB step (<= 0: lbomp__auto_lb_cost_guess) */
         double byte_s;      /* seconds per byte x normalised distance moved */
@@ -103,15 +104,15 @@ void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_
 /* The candidate the model picks for features f. */
 int lbomp__auto_classify(const struct lbomp__auto_model *m, const float *f);
 
-/* Steps over which a gain persists when the loads change by `drift` per step, within `horizon`
- * steps: Σ_{h=1..H} (1 - drift)^h. */
-double lbomp__auto_persist(double drift, double horizon);
+/* Steps over which a gain persists when the imbalance decays by `decay` per step, within
+ * `horizon` steps: Σ_{h=1..H} (1 - decay)^h. */
+double lbomp__auto_persist(double decay, double horizon);
 
 /* The when-rule, once per time step. */
 struct lbomp__auto_when {
         double prev_excess; /* the last step's time lost to imbalance, seconds */
         double floor;       /* λ the last LB step left (or judged not worth lowering), >= 1 */
-        double drift;       /* of the last decision */
+        double decay;       /* of the last decision */
         double lb_cost_s;   /* measured cost of an LB step (EWMA), 0 until one ran */
         uint32_t ntasks;
         double loss_s, excess_s; /* of the last step checked, for the report */
@@ -125,12 +126,17 @@ void lbomp__auto_when_init(struct lbomp__auto_when *w);
  */
 bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s, double tol,
                            double horizon);
-/* After an LB step: its cost, the λ it left, the drift it saw. */
+/* After an LB step: its cost, the λ it left, the decay it saw. */
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,
-                           double drift);
+                           double decay);
 
 /* drift from a window's per-worker loads of its early and late steps, `apart` steps apart:
  * Σ |late - early| / Σ late / apart. */
 double lbomp__auto_drift(const double *early, const double *late, uint32_t n, double apart);
+/* decay from the same loads: how much of the early part's imbalance the late part keeps is the
+ * slope s of late_w - mean(late) on early_w - mean(early) (clamped to [0, 1]); per step,
+ * 1 - s^(1/apart). 0 (unknown) when the early loads are balanced (their standard deviation
+ * within 5 % of their mean). At most 1. */
+double lbomp__auto_decay(const double *early, const double *late, uint32_t n, double apart);
 
 #endif

@@ -145,6 +145,12 @@ static void test_drift_persist(void)
         double a[3] = {1, 1, 2}, b[3] = {1, 2, 1};
         ASSERT(fabs(lbomp__auto_drift(a, b, 3, 2) - 2.0 / 4 / 2) < 1e-12);
         ASSERT_DEQ(lbomp__auto_drift(a, a, 3, 5), 0.0);
+        /* decay: a pattern kept whole, a quarter of it kept over one step, balanced loads */
+        double e[3] = {1, 1, 3}, same[3] = {2, 2, 4}, moved[3] = {1, 2, 2}, flat[3] = {1, 1, 1};
+        ASSERT(fabs(lbomp__auto_decay(e, same, 3, 4)) < 1e-12);
+        ASSERT(fabs(lbomp__auto_decay(e, moved, 3, 1) - 0.75) < 1e-12);
+        ASSERT(fabs(lbomp__auto_decay(e, moved, 3, 2) - 0.5) < 1e-12);
+        ASSERT_DEQ(lbomp__auto_decay(flat, moved, 3, 1), 0.0);
         ASSERT_DEQ(lbomp__auto_persist(0, 10), 10.0);
         ASSERT_DEQ(lbomp__auto_persist(1, 10), 0.0);
         ASSERT(fabs(lbomp__auto_persist(0.5, 3) - (0.5 + 0.25 + 0.125)) < 1e-12);

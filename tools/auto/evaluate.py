@@ -12,6 +12,11 @@ fastest and second fastest, how often within 1.03 x the best fixed policy, and t
 mean of auto's ratio to each fixed policy.
 
   tools/auto/evaluate.py --bench DIR [--extra --build build --repeats 5] [--csv extra.csv]
+  tools/auto/evaluate.py --sim N [--seed 7] [--build build]
+
+--sim N: N synthetic workloads drawn as tools/auto/train.py draws them but from another seed
+(none of them trained on), each run whole (200 time steps, LB period 10) by lbomp-sim --evolve
+under every candidate policy and auto; the same counts against the per-workload oracle.
 """
 import argparse
 import csv
@@ -66,6 +71,49 @@ def run_extra(build, repeats, policies):
     return rows
 
 
+def simulate(a):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import train
+    sim = os.path.join(a.build, "tools", "lbomp-sim")
+    pols = "none,greedy,refine,hierarchical,smart,greedy-refine,greedy-comm,auto"
+    n = fastest = second = within = 0
+    ratios, worst = [], []
+    kinds = {}
+    for i, args in enumerate(train.workloads(a.sim, a.seed)):
+        args = [x for x in args]
+        k = args.index("--time-steps")
+        args[k + 1] = "200"
+        out = subprocess.run([sim] + args + ["--policy", pols, "--json"], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            sys.exit(f"evaluate: lbomp-sim {' '.join(args)}: {out.stderr.strip()}")
+        t = {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
+        fixed = {p: v for p, v in t.items() if p != "auto"}
+        best = min(fixed.values())
+        order = sorted(t, key=t.get)
+        rank = order.index("auto") + 1
+        r = t["auto"] / best
+        kind = args[args.index("--evolve") + 1]
+        kinds.setdefault(kind, []).append(r)
+        n += 1
+        fastest += rank == 1
+        second += rank == 2
+        within += r <= 1.03
+        ratios.append(r)
+        worst.append((r, kind, " ".join(args[:8])))
+    gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    print(f"simulated, {n} workloads not trained on (seed {a.seed}): auto fastest on {fastest}, "
+          f"second on {second} ({(fastest + second) / n * 100:.0f} %), within 1.03 x the "
+          f"per-workload oracle on {within} ({within / n * 100:.0f} %); geometric mean of auto / "
+          f"oracle {gm:.3f}")
+    for kind, rs in sorted(kinds.items()):
+        g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+        print(f"  {kind:8s} {len(rs):3d} workloads: auto / oracle geometric mean {g:.3f}, "
+              f"worst {max(rs):.3f}")
+    worst.sort(reverse=True)
+    print("  worst: " + "; ".join(f"{r:.2f} ({k}: {c})" for r, k, c in worst[:3]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,7 +122,11 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--csv", help="keep (or, without --extra, read) the extra runs here")
+    ap.add_argument("--sim", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
+    if a.sim:
+        return simulate(a)
     rows = []
     meta = {}
     if a.bench:

@@ -5,7 +5,8 @@ Runs `lbomp-sim --evolve KIND --auto-data` over a seeded random sample of synthe
 (machine size, tasks per worker, base load, links, NUMA profile, how the costs evolve, task
 bytes, noise), collects one row per decision (the features the library computes, and the
 simulated time of the next window after each candidate's plan, LB step and moves included),
-labels each row with the fastest candidate (a candidate within --tie of the fastest that comes
+keeps the rows where auto's when-rule (run by the simulator as the runtime runs it) armed an
+LB step, since only there is the model consulted, labels each row with the fastest candidate (a candidate within --tie of the fastest that comes
 first in the list none, greedy, refine, ... wins the tie: the cheaper answer), splits by workload
 (held-out workloads never seen in training), and compares kNN (k = 3, standardized features)
 with a decision tree (CART, Gini): held-out accuracy, confusion matrix, and regret (time of the
@@ -13,7 +14,7 @@ predicted candidate over the fastest's, minus 1). The model with the lower held-
 trained again on every row and written as src/policy/auto-table.txt (the versioned table) and
 src/policy/auto_table.c (the same numbers as C arrays, compiled into the library).
 
-  tools/auto/train.py [--sim build/tools/lbomp-sim] [--runs 600] [--seed 1] [--jobs 2]
+  tools/auto/train.py [--sim build/tools/lbomp-sim] [--runs 1000] [--seed 1] [--jobs 2]
                       [--data FILE.jsonl] [--from FILE.jsonl] [--no-write]
 
 --data keeps the rows; --from trains on rows kept before (no simulation). A few minutes on the
@@ -263,13 +264,15 @@ def write_table(model, mean, scale, X, y, nodes, meta):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sim", default=os.path.join(ROOT, "build", "tools", "lbomp-sim"))
-    ap.add_argument("--runs", type=int, default=600)
+    ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--tie", type=float, default=0.005)
     ap.add_argument("--holdout", type=float, default=0.25)
     ap.add_argument("--knn-rows", type=int, default=1000,
                     help="rows the kNN table keeps (a seeded sample), for a decision in microseconds")
+    ap.add_argument("--all-rows", action="store_true",
+                    help="train on every period's row, not only those the when-rule armed")
     ap.add_argument("--data")
     ap.add_argument("--from", dest="src")
     ap.add_argument("--no-write", action="store_true")
@@ -283,9 +286,14 @@ def main():
             with open(a.data, "w") as f:
                 for r in rows:
                     f.write(json.dumps(r) + "\n")
+    nall = len(rows)
+    if not a.all_rows:  # the runtime consults the model only when the when-rule armed an LB step
+        rows = [r for r in rows if r.get("armed", True)]
+    print(f"{len(rows)} of {nall} rows are decisions the when-rule armed")
     for r in rows:
         r["y"] = label(r["t"], a.tie)
     nrun = max(r["run"] for r in rows) + 1
+    rows = [dict(r) for r in rows]
     rng = random.Random(a.seed)
     held = set(rng.sample(range(nrun), max(1, int(nrun * a.holdout))))
     tr = [r for r in rows if r["run"] not in held]

@@ -9,7 +9,9 @@
  * With --auto-data it writes auto's training rows instead (tools/auto/train.py): at every
  * --period boundary, the features of the current snapshot and, per candidate, the simulated time
  * of the next --period steps after its plan (LB step and moves included); the label is the
- * fastest, and the run goes on with the label's mapping.
+ * fastest; "armed" says whether auto's when-rule, run over the window's steps as the runtime runs
+ * it, would have armed an LB step (the runtime consults the model only then). The run goes on
+ * with the label's mapping when it did, else with the mapping as it is.
  *
  * The LB step's modelled cost: the policy's measured decision time, plus EV_LB_FIXED_S, plus
  * EV_MOVE_S per migration and the move cost (bytes x distance) x --byte-ns.
@@ -170,6 +172,7 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
                 }
                 h->drift = lbomp__auto_drift(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
                 h->drift = h->drift < 1 ? h->drift : 1;
+                h->decay = lbomp__auto_decay(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
         }
         h->horizon = (double)e->o->period;
         h->lb_cost_s = lb_cost_s;
@@ -308,7 +311,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                 double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
                                 lbomp__loads(s, s->worker, e->load);
                                 double lam0 = lbomp__imbalance(e->load, e->P, &m2, &a2);
-                                lbomp__auto_when_done(&when, c, h.pays ? after : lam0, h.drift);
+                                lbomp__auto_when_done(&when, c, h.pays ? after : lam0, h.decay);
                         }
                 }
                 armed = false;
@@ -350,11 +353,18 @@ static int auto_data(struct ev *e, const uint32_t *first)
         }
         double lb_cost = 0;
         uint64_t nlb = 0;
+        /* the when-rule as the runtime runs it: whether this decision would be taken at all (the
+         * runtime consults the model only then) */
+        struct lbomp__auto_when when;
+        lbomp__auto_when_init(&when);
+        when.ntasks = e->T;
         while (e->step + (uint64_t)o->period <= (uint64_t)o->time_steps) {
                 /* a window under the current mapping */
+                bool armed = false;
                 while (e->step < e->wfirst + (uint64_t)o->period) {
                         double lam, mx;
                         run_step(e, &lam, &mx, e->step + LBOMP__TIMED >= e->wfirst + o->period);
+                        armed |= lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
                 }
                 if (e->step + (uint64_t)o->period > (uint64_t)o->time_steps)
                         break;
@@ -404,15 +414,25 @@ static int auto_data(struct ev *e, const uint32_t *first)
                 printf("],\"t\":[");
                 for (int c = 0; c < LBOMP__AUTO_NCAND; c++)
                         printf("%s%.9g", c ? "," : "", tnext[c]);
-                printf("],\"label\":%d}\n", best);
-                /* go on from the window's start with the label's mapping: the window just
+                printf("],\"label\":%d,\"armed\":%s}\n", best, armed ? "true" : "false");
+                /* go on from the window's start with the label's mapping when the when-rule armed
+                 * an LB step (the runtime's path), else with the mapping as it is: the window just
                  * simulated is the next one */
+                int go = armed ? best : 0;
                 e->step = step0;
                 e->rng = rng0;
                 memcpy(e->walk, save_walk, e->T * sizeof *e->walk);
-                memcpy(e->map, cand_map + (size_t)best * e->T, e->T * sizeof *e->map);
-                lb_cost = best ? cost[best] : lb_cost;
+                memcpy(e->map, cand_map + (size_t)go * e->T, e->T * sizeof *e->map);
+                lb_cost = go ? cost[go] : lb_cost;
                 nlb++;
+                if (armed) {
+                        double m2, a2;
+                        lbomp__loads(s, cand_map + (size_t)best * e->T, e->load);
+                        double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
+                        lbomp__auto_when_done(&when, best ? cost[best] : 0, after, h.decay);
+                } else {
+                        when.floor = 1.0 + 0.5 * (when.floor - 1.0);
+                }
                 window_restart(e);
         }
         free(cand_map);

@@ -176,7 +176,13 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
         const struct lbomp__auto_hist *h = &l->hist;
         const float *f = h->feat;
         bool kept = h->pays && !r->pub.plan_rejected && r->pub.error == 0;
-        snprintf(r->note, sizeof r->note,
+        /* a note already there (a task that bounds λ, a rejected plan) comes first */
+        size_t len = strlen(r->note);
+        if (len && len + 2 < sizeof r->note) {
+                memcpy(r->note + len, "; ", 3);
+                len += 2;
+        }
+        snprintf(r->note + len, sizeof r->note - len,
                  "auto: %s%s: gain %.3g %s cost %.3g s; λ %.2f above %.2f idle %.2f task %.1f "
                  "comm %.1f remote %.2f var %.2f drift %.1f numa %.2f grain %.1f move %.1f "
                  "load %.1f",

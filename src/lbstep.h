@@ -19,7 +19,7 @@
 /* Everything one LB step records beyond the public fields. */
 struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
-        char note[224]; /* why the plan is what it is, when that needs saying; "" otherwise */
+        char note[320]; /* why the plan is what it is, when that needs saying; "" otherwise */
         struct lbomp__pstats ps;
         double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
 };

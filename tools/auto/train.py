@@ -3,7 +3,8 @@
 
 Runs `lbomp-sim --evolve KIND --auto-data` over a seeded random sample of synthetic workloads
 (machine size, tasks per worker, base load, links, NUMA profile, how the costs evolve, task
-bytes, noise), collects one row per decision (the features the library computes, and the
+bytes, noise), and `lbomp-sim --trace FILE --auto-data` over LB steps recorded live with
+LBOMP_TRACE (TRACE_RUNS: workloads outside the evaluation set), collects one row per decision (the features the library computes, and the
 simulated time of the next window after each candidate's plan, LB step and moves included),
 keeps the rows where auto's when-rule (run by the simulator as the runtime runs it) armed an
 LB step, since only there is the model consulted, labels each row with the fastest candidate (a candidate within --tie of the fastest that comes
@@ -67,6 +68,39 @@ def workloads(n, seed):
             a += ["--profile", os.path.join(ROOT, "numa-profiles", rng.choice(profiles))]
         out.append(a)
     return out
+
+
+# Live runs recorded with LBOMP_TRACE for training (bench binary, arguments, policy). None of them
+# is a workload of the evaluation (bench/run's and evaluate.py's): kneighbor's linear load is not
+# in bench/run, and memtask's drift is not in its --quick set.
+TRACE_RUNS = [
+    ("kneighbor", "--load linear --tasks 512 --iters 60 --period 10 --work-us 20", "greedy"),
+    ("kneighbor", "--load linear --k 4 --tasks 1024 --iters 60 --period 10 --work-us 10", "refine"),
+    ("memtask", "--load drift --size small --iters 300", "refine"),
+]
+
+
+def traces(sim, tmp):
+    """Records TRACE_RUNS live (2 threads) and turns every LB step into a row (lbomp-sim --trace
+    FILE --auto-data: the recorded costs taken to persist over the next window)."""
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sim))), "bench")
+    env0 = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
+    rows = []
+    for i, (binary, args, pol) in enumerate(TRACE_RUNS):
+        trc = os.path.join(tmp, f"trace{i}.trc")
+        env = dict(env0, LBOMP_TRACE=trc, LBOMP_POLICY=pol, OMP_NUM_THREADS="2")
+        r = subprocess.run([os.path.join(bench, binary)] + args.split() + ["--threads", "2"],
+                           env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"train: {binary} {args} failed: {r.stderr.strip()[-300:]}")
+        r = subprocess.run([sim, "--trace", trc, "--auto-data", "--period", "10"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"train: lbomp-sim --trace {trc} --auto-data failed: {r.stderr.strip()}")
+        part = [dict(json.loads(l), run=-1 - i) for l in r.stdout.splitlines() if l.strip()]
+        print(f"trace {i}: {binary} {args} under {pol}: {len(part)} LB steps", file=sys.stderr)
+        rows += part
+    return rows
 
 
 def simulate(sim, runs, jobs):
@@ -273,6 +307,8 @@ def main():
                     help="rows the kNN table keeps (a seeded sample), for a decision in microseconds")
     ap.add_argument("--all-rows", action="store_true",
                     help="train on every period's row, not only those the when-rule armed")
+    ap.add_argument("--no-traces", action="store_true",
+                    help="synthetic workloads only (no live run recorded with LBOMP_TRACE)")
     ap.add_argument("--data")
     ap.add_argument("--from", dest="src")
     ap.add_argument("--no-write", action="store_true")
@@ -282,6 +318,10 @@ def main():
     else:
         runs = workloads(a.runs, a.seed)
         rows = simulate(a.sim, runs, a.jobs)
+        if not a.no_traces:
+            import tempfile
+            with tempfile.TemporaryDirectory(prefix="lbomp-auto-") as tmp:
+                rows += traces(a.sim, tmp)
         if a.data:
             with open(a.data, "w") as f:
                 for r in rows:
@@ -292,14 +332,18 @@ def main():
     print(f"{len(rows)} of {nall} rows are decisions the when-rule armed")
     for r in rows:
         r["y"] = label(r["t"], a.tie)
-    nrun = max(r["run"] for r in rows) + 1
+    # runs are numbered 0.. (synthetic) and -1, -2, .. (traces): each is held out whole or not
+    ids = sorted({r["run"] for r in rows})
+    nrun = len(ids)
     rows = [dict(r) for r in rows]
     rng = random.Random(a.seed)
-    held = set(rng.sample(range(nrun), max(1, int(nrun * a.holdout))))
+    held = set(rng.sample(ids, max(1, int(nrun * a.holdout))))
     tr = [r for r in rows if r["run"] not in held]
     te = [r for r in rows if r["run"] in held]
     counts = [sum(1 for r in rows if r["y"] == c) for c in range(len(CANDS))]
-    print(f"{len(rows)} rows from {nrun} workloads; {len(tr)} for training, {len(te)} held out "
+    ntr = sum(1 for r in rows if r["run"] < 0)
+    print(f"{len(rows)} rows ({ntr} from traces) from {nrun} workloads with at least one; "
+          f"{len(tr)} for training, {len(te)} held out "
           f"({len(held)} workloads); labels: " + ", ".join(f"{c} {n}" for c, n in zip(CANDS, counts)))
     mean, scale = standardize([r["f"] for r in tr])
     Xtr = apply_std([r["f"] for r in tr], mean, scale)

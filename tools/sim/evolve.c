@@ -441,6 +441,72 @@ static int auto_data(struct ev *e, const uint32_t *first)
         return 0;
 }
 
+int sim_auto_trace_row(const struct opts *o, const struct lbomp__snap *s, const char *source)
+{
+        uint32_t T = s->ntasks, P = s->nworkers;
+        double *load = malloc(((size_t)P + 1) * sizeof *load);
+        uint32_t *dest = malloc(((size_t)T + 1) * sizeof *dest);
+        struct lbomp__dec *dec = NULL;
+        if (!load || !dest) {
+                free(load);
+                free(dest);
+                return -ENOMEM;
+        }
+        /* the costs as recorded, persisting over the next --period steps: no history */
+        struct lbomp__auto_hist h = {
+                .step_var = 1, .horizon = (double)o->period, .byte_s = o->byte_ns * 1e-9};
+        float f[LBOMP__AUTO_NFEAT];
+        lbomp__auto_features(s, &h, load, f);
+        double mx, avg, lam = lbomp__imbalance(load, P, &mx, &avg);
+        /* the when-rule on two steps of this λ, as the runtime would see them */
+        struct lbomp__auto_when when;
+        lbomp__auto_when_init(&when);
+        when.ntasks = T;
+        lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
+        bool armed = lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
+        double t[LBOMP__AUTO_NCAND];
+        int rc = 0;
+        for (int c = 0; c < LBOMP__AUTO_NCAND && rc == 0; c++) {
+                const struct lbomp__policy *p = lbomp__auto_candidate(c);
+                if (c == 0) {
+                        t[c] = (double)o->period * mx;
+                        continue;
+                }
+                struct lbomp__pstats st;
+                memset(&st, 0, sizeof st);
+                double t0 = now_s();
+                rc = lbomp__policy_run_offline_in(p, s, dest, &st, dec);
+                double dec_s = now_s() - t0;
+                struct lbomp__plan pl = {0};
+                if (rc == 0 && lbomp__plan_begin(&pl, s, dest) == 0) {
+                        lbomp__plan_evaluate(&pl);
+                        lbomp__plan_guard(&pl);
+                        t[c] = dec_s + EV_LB_FIXED_S + EV_MOVE_S * pl.moves.tasks +
+                               pl.moves.cost * o->byte_ns * 1e-9 + (double)o->period * pl.max_new;
+                } else {
+                        rc = rc ? rc : -ENOMEM;
+                }
+                lbomp__plan_free(&pl);
+        }
+        if (rc == 0) {
+                int best = 0;
+                for (int c = 1; c < LBOMP__AUTO_NCAND; c++)
+                        if (t[c] < t[best] * (1.0 - 1e-9))
+                                best = c;
+                printf("{\"trace\":\"%s\",\"lb_step\":%llu,\"f\":[", source,
+                       (unsigned long long)s->lb_step);
+                for (int i = 0; i < LBOMP__AUTO_NFEAT; i++)
+                        printf("%s%.6g", i ? "," : "", (double)f[i]);
+                printf("],\"t\":[");
+                for (int c = 0; c < LBOMP__AUTO_NCAND; c++)
+                        printf("%s%.9g", c ? "," : "", t[c]);
+                printf("],\"label\":%d,\"armed\":%s}\n", best, armed ? "true" : "false");
+        }
+        free(load);
+        free(dest);
+        return rc;
+}
+
 int sim_evolve(const struct opts *o)
 {
         struct world w;

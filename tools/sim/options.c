@@ -70,7 +70,9 @@ static void usage(FILE *out)
                 "  --hot-at S       hotspot: the step it appears at (default 0)\n"
                 "  --noise N        per-step cost noise, +-N relative (default 0.02)\n"
                 "  --byte-ns B      cost of moving one byte one unit of distance (default 0.1)\n"
-                "  --auto-data      with --evolve: auto's training rows (tools/auto/train.py)\n",
+                "  --auto-data      with --evolve or --trace: auto's training rows\n"
+                "                   (tools/auto/train.py); a trace's costs are taken to\n"
+                "                   persist over the next --period steps\n",
                 names);
 }
 
@@ -395,13 +397,14 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 return 0;
         }
         if (o->trace) {
-                const char *clash = o->tasks       ? "--tasks"
-                                    : have_load    ? "--load"
-                                    : have_links   ? "--links"
-                                    : o->profile   ? "--profile"
-                                    : o->cores     ? "--cores"
-                                    : o->steps > 1 ? "--steps"
-                                                   : NULL;
+                const char *clash = o->tasks        ? "--tasks"
+                                    : have_load     ? "--load"
+                                    : have_links    ? "--links"
+                                    : o->profile    ? "--profile"
+                                    : o->cores      ? "--cores"
+                                    : o->steps > 1  ? "--steps"
+                                    : o->evolve_set ? "--evolve"
+                                                    : NULL;
                 if (clash) {
                         fprintf(stderr,
                                 "lbomp-sim: %s cannot be combined with --trace: a trace carries "
@@ -411,8 +414,8 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 }
                 return 0;
         }
-        if (o->auto_data && !o->evolve_set) {
-                fprintf(stderr, "lbomp-sim: --auto-data needs --evolve KIND\n");
+        if (o->auto_data && !o->evolve_set && !o->trace) {
+                fprintf(stderr, "lbomp-sim: --auto-data needs --evolve KIND or --trace FILE\n");
                 return -1;
         }
         if (o->verify) {

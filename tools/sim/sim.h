@@ -69,6 +69,9 @@ void sim_world_free(struct world *w);
 
 /* --evolve (evolve.c): the run of every --policy, or --auto-data's training rows. Exit code. */
 int sim_evolve(const struct opts *o);
+/* --trace with --auto-data: auto's training row of one recorded LB step, its costs taken to
+ * persist over the next --period steps (evolve.c). 0 or -ENOMEM. */
+int sim_auto_trace_row(const struct opts *o, const struct lbomp__snap *s, const char *source);
 
 /* --ranks: the rank level of liblbomp-mpi and each rank's own level (ranks.c). The exit code. */
 int sim_ranks(const struct opts *o);

@@ -232,7 +232,8 @@ def evaluate(name, pred, rows, matrix=True):
         return regret / n, acc / n
     w = max(len(c) for c in CANDS)
     print("  confusion (rows: label, columns: predicted)")
-    print("  " + " " * w + " " + " ".join(f"{c[:6]:>6}" for c in CANDS))
+    short = {"hierarchical": "hier", "greedy-refine": "g-ref", "greedy-comm": "g-comm"}
+    print("  " + " " * w + " " + " ".join(f"{short.get(c, c)[:6]:>6}" for c in CANDS))
     for i, c in enumerate(CANDS):
         print(f"  {c:>{w}} " + " ".join(f"{v:6d}" for v in conf[i]))
     return regret / n, acc / n

@@ -182,15 +182,20 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                 memcpy(r->note + len, "; ", 3);
                 len += 2;
         }
-        snprintf(r->note + len, sizeof r->note - len,
-                 "auto: %s%s: gain %.3g %s cost %.3g s; λ %.2f above %.2f idle %.2f task %.1f "
-                 "comm %.1f remote %.2f var %.2f drift %.1f numa %.2f grain %.1f move %.1f "
-                 "load %.1f",
-                 lbomp__auto_cand_names[h->choice], kept ? "" : " (kept the mapping)", h->gain_s,
-                 h->gain_s > h->cost_s ? ">" : "<=", h->cost_s, f[LBOMP__AF_LAMBDA],
-                 f[LBOMP__AF_ABOVE], f[LBOMP__AF_IDLE], f[LBOMP__AF_TASK_LOAD], f[LBOMP__AF_COMM],
-                 f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
-                 f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
+        snprintf(
+                r->note + len, sizeof r->note - len,
+                "auto: %s%s%s%s%s: gain %.3g %s cost %.3g s; λ %.2f above %.2f idle %.2f task %.1f "
+                "comm %.1f remote %.2f var %.2f drift %.1f numa %.2f grain %.1f move %.1f "
+                "load %.1f",
+                lbomp__auto_cand_names[h->choice],
+                h->choice != h->model_choice ? " (the model's " : "",
+                h->choice != h->model_choice ? lbomp__auto_cand_names[h->model_choice] : "",
+                h->choice != h->model_choice ? " did not pay)" : "",
+                kept ? "" : " (kept the mapping)", h->gain_s,
+                h->gain_s > h->cost_s ? ">" : "<=", h->cost_s, f[LBOMP__AF_LAMBDA],
+                f[LBOMP__AF_ABOVE], f[LBOMP__AF_IDLE], f[LBOMP__AF_TASK_LOAD], f[LBOMP__AF_COMM],
+                f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
+                f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
         l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
         lbomp__auto_when_done(&l->when, l->lb_cost_s,
                               kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay);
@@ -244,7 +249,7 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
                 h->drift = h->drift < 1 ? h->drift : 1;
                 h->decay = lbomp__auto_decay(e, late, P, apart);
         }
-        h->horizon = lb->cfg.period;
+        h->horizon = lbomp__auto_horizon(lb->steps, lb->cfg.period);
         h->lb_cost_s = l->when.lb_cost_s;
         h->byte_s = l->byte_s;
         h->load = l->plan.load;

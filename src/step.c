@@ -109,8 +109,9 @@ static void auto_when(struct lbomp *lb)
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         const struct lbomp__steprec *sr = &lb->win.step[lb->win.nstep - 1];
         l->when.ntasks = lb->tasks.nalive;
-        if (l->armed || !lbomp__auto_when_step(&l->when, sr->lambda, sr->max_s,
-                                               lb->cfg.params.tolerance, lb->cfg.period))
+        if (l->armed ||
+            !lbomp__auto_when_step(&l->when, sr->lambda, sr->max_s, lb->cfg.params.tolerance,
+                                   lbomp__auto_horizon(lb->steps, lb->cfg.period)))
                 return;
         l->armed = true;
         uint64_t base = lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first;

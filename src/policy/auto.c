@@ -278,6 +278,32 @@ static double now_s(void)
         return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Candidate c's plan into dest, and whether it pays: its gain (max - max after) over the steps it
+ * persists against the LB step's cost plus the move cost. load[P] is scratch. */
+static int judge(const struct lbomp__snap *s, struct lbomp__auto_hist *h, int c, double mx,
+                 uint32_t *dest, struct lbomp__pstats *st, double *load)
+{
+        int rc = lbomp__policy_run_offline(lbomp__auto_candidate(c), s, dest, st);
+        if (rc < 0)
+                return rc;
+        lbomp__loads(s, dest, load);
+        double mx_new = 0;
+        for (uint32_t w = 0; w < s->nworkers; w++)
+                mx_new = load[w] > mx_new ? load[w] : mx_new;
+        struct lbomp__moves mv;
+        lbomp__moves(s, dest, &mv);
+        double byte_s = h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
+        double horizon = h->horizon > 0 ? h->horizon : 10;
+        h->choice = c;
+        h->gain_s = (mx - mx_new) * lbomp__auto_persist(h->decay, horizon);
+        h->cost_s = (h->lb_cost_s > 0 ? h->lb_cost_s : lbomp__auto_lb_cost_guess(s->ntasks)) +
+                    mv.cost * byte_s;
+        h->pays = mv.tasks > 0 && h->gain_s > h->cost_s;
+        return 0;
+}
+
+/* The model's candidate; when its plan does not pay (or it is none), refine's, the candidate that
+ * moves the fewest tasks, as a second opinion under the same pays check; else the mapping stays. */
 static int auto_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstats *st)
 {
         uint32_t P = s->nworkers;
@@ -291,32 +317,21 @@ static int auto_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__
         const struct lbomp__auto_model *m = lbomp__auto_model();
         int c = m ? lbomp__auto_classify(m, h->feat) : 1; /* no model (said at create): greedy */
         h->model_s = now_s() - t0;
-        h->choice = c;
+        h->model_choice = h->choice = c;
         h->pays = false;
         h->gain_s = h->cost_s = 0;
         const double *cur = h->load ? h->load : load;
         double mx = 0;
         for (uint32_t w = 0; w < P; w++)
                 mx = cur[w] > mx ? cur[w] : mx;
-        const struct lbomp__policy *pol = lbomp__auto_candidate(c);
-        int rc = lbomp__policy_run_offline(pol, s, dest, st);
-        if (rc < 0) {
-                free(load);
-                return rc;
+        int rc = judge(s, h, c, mx, dest, st, load);
+        if (rc == 0 && !h->pays && c != LBOMP__AUTO_REFINE) {
+                memset(st, 0, sizeof *st);
+                rc = judge(s, h, LBOMP__AUTO_REFINE, mx, dest, st, load);
         }
-        lbomp__loads(s, dest, load);
-        double mx_new = 0;
-        for (uint32_t w = 0; w < P; w++)
-                mx_new = load[w] > mx_new ? load[w] : mx_new;
         free(load);
-        struct lbomp__moves mv;
-        lbomp__moves(s, dest, &mv);
-        double byte_s = h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
-        double horizon = h->horizon > 0 ? h->horizon : 10;
-        h->gain_s = (mx - mx_new) * lbomp__auto_persist(h->decay, horizon);
-        h->cost_s = (h->lb_cost_s > 0 ? h->lb_cost_s : lbomp__auto_lb_cost_guess(s->ntasks)) +
-                    mv.cost * byte_s;
-        h->pays = mv.tasks > 0 && h->gain_s > h->cost_s;
+        if (rc < 0)
+                return rc;
         if (!h->pays)
                 for (uint32_t t = 0; t < s->ntasks; t++)
                         dest[t] = s->worker[t];

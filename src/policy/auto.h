@@ -43,7 +43,8 @@ extern const struct lbomp__policy lbomp__policy_auto;
 
 /* The candidates (indices of the model's classes), centralized policies the LB step can run in
  * its serial part; packdrop and distributed need the team's rounds and are not candidates. */
-#define LBOMP__AUTO_NCAND 7
+#define LBOMP__AUTO_NCAND  7
+#define LBOMP__AUTO_REFINE 2 /* the second opinion when the model's plan does not pay */
 extern const char *const lbomp__auto_cand_names[LBOMP__AUTO_NCAND];
 /* The policy of candidate c (none, greedy, refine, hierarchical, smart, greedy-refine,
  * greedy-comm). */
@@ -60,10 +61,11 @@ struct lbomp__auto_hist {
         const double *load; /* [nworkers] loads under the current mapping when the caller has
                                them (the LB step's plan does), else NULL: computed */
         /* out: what auto chose and why, for the LB step's record */
-        int choice;    /* candidate index the model chose */
-        bool pays;     /* its plan was kept */
-        double gain_s; /* (max - max after the plan) x persisting steps */
-        double cost_s; /* LB step + moves */
+        int model_choice; /* candidate index the model chose */
+        int choice;       /* the candidate whose plan was judged last (refine after a no) */
+        bool pays;        /* its plan was kept */
+        double gain_s;    /* (max - max after the plan) x persisting steps */
+        double cost_s;    /* LB step + moves */
         float feat[LBOMP__AUTO_NFEAT];
         double model_s; /* time of features + model */
 };
@@ -107,6 +109,15 @@ int lbomp__auto_classify(const struct lbomp__auto_model *m, const float *f);
 /* Steps over which a gain persists when the imbalance decays by `decay` per step, within
  * `horizon` steps: Σ_{h=1..H} (1 - decay)^h. */
 double lbomp__auto_persist(double decay, double horizon);
+
+/* The horizon of a gain: a plan keeps helping after the next decision as long as the imbalance
+ * it removed persists, which, when nothing says otherwise, is taken to be as long as the run has
+ * gone so far: `steps` done, at least `period`, at most 8 periods. */
+static inline double lbomp__auto_horizon(uint64_t steps, int period)
+{
+        double p = period > 0 ? period : 1, s = (double)steps;
+        return s < p ? p : s > 8 * p ? 8 * p : s;
+}
 
 /* The when-rule, once per time step. */
 struct lbomp__auto_when {

@@ -174,7 +174,7 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
                 h->drift = h->drift < 1 ? h->drift : 1;
                 h->decay = lbomp__auto_decay(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
         }
-        h->horizon = (double)e->o->period;
+        h->horizon = lbomp__auto_horizon(e->step, (int)e->o->period);
         h->lb_cost_s = lb_cost_s;
         h->byte_s = e->o->byte_ns * 1e-9;
         lbomp__snap_set_hist(e->w->sb, h);
@@ -279,7 +279,8 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 double lam, mx;
                 steps_s += run_step(e, &lam, &mx, timed);
                 if (is_auto && !armed &&
-                    lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period)) {
+                    lbomp__auto_when_step(&when, lam, mx, 0.05,
+                                          lbomp__auto_horizon(e->step, (int)o->period))) {
                         armed = true;
                         uint64_t want = e->step - e->wfirst + LBOMP__TIMED;
                         if (want < window_len)
@@ -364,7 +365,8 @@ static int auto_data(struct ev *e, const uint32_t *first)
                 while (e->step < e->wfirst + (uint64_t)o->period) {
                         double lam, mx;
                         run_step(e, &lam, &mx, e->step + LBOMP__TIMED >= e->wfirst + o->period);
-                        armed |= lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
+                        armed |= lbomp__auto_when_step(
+                                &when, lam, mx, 0.05, lbomp__auto_horizon(e->step, (int)o->period));
                 }
                 if (e->step + (uint64_t)o->period > (uint64_t)o->time_steps)
                         break;
@@ -462,8 +464,10 @@ int sim_auto_trace_row(const struct opts *o, const struct lbomp__snap *s, const 
         struct lbomp__auto_when when;
         lbomp__auto_when_init(&when);
         when.ntasks = T;
-        lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
-        bool armed = lbomp__auto_when_step(&when, lam, mx, 0.05, (double)o->period);
+        /* the runtime's horizon after the steps this LB step ended */
+        double H = lbomp__auto_horizon((s->lb_step + 1) * (uint64_t)o->period, (int)o->period);
+        lbomp__auto_when_step(&when, lam, mx, 0.05, H);
+        bool armed = lbomp__auto_when_step(&when, lam, mx, 0.05, H);
         double t[LBOMP__AUTO_NCAND];
         int rc = 0;
         for (int c = 0; c < LBOMP__AUTO_NCAND && rc == 0; c++) {

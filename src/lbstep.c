@@ -188,11 +188,10 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                 "comm %.1f remote %.2f var %.2f drift %.1f numa %.2f grain %.1f move %.1f "
                 "load %.1f",
                 lbomp__auto_cand_names[h->choice],
-                h->choice != h->model_choice ? " (the model's " : "",
+                h->choice != h->model_choice ? " (second opinion after the model's " : "",
                 h->choice != h->model_choice ? lbomp__auto_cand_names[h->model_choice] : "",
-                h->choice != h->model_choice ? " did not pay)" : "",
-                kept ? "" : " (kept the mapping)", h->gain_s,
-                h->gain_s > h->cost_s ? ">" : "<=", h->cost_s, f[LBOMP__AF_LAMBDA],
+                h->choice != h->model_choice ? ")" : "", kept ? "" : " (kept the mapping)",
+                h->gain_s, h->gain_s > h->cost_s ? ">" : "<=", h->cost_s, f[LBOMP__AF_LAMBDA],
                 f[LBOMP__AF_ABOVE], f[LBOMP__AF_IDLE], f[LBOMP__AF_TASK_LOAD], f[LBOMP__AF_COMM],
                 f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
                 f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);

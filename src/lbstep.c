@@ -29,6 +29,12 @@ int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path)
         memset(l, 0, sizeof *l);
         l->sb = lbomp__snapbuf_create();
         l->dec = lbomp__dec_create(1);
+        lbomp__auto_when_init(&l->when);
+        /* auto's table is compiled in; checked here, once per process */
+        if (!lbomp__auto_model())
+                lbomp__log("lbomp: auto's table (src/policy/auto_table.c) does not fit this "
+                           "library (version %d expected): auto uses greedy as its only candidate",
+                           LBOMP__AUTO_TABLE_VERSION);
         if (!l->sb || !l->dec)
                 return -ENOMEM;
         if (trace_path) {
@@ -52,6 +58,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         lbomp__dec_destroy(l->dec);
         free(l->cost);
         free(l->snap_ids);
+        free(l->auto_w);
         if (lbomp__trace_close(l->trace) < 0)
                 lbomp__log("lbomp: LBOMP_TRACE: closing the trace failed; its last record may be "
                            "incomplete");
@@ -160,6 +167,95 @@ static void trace_step(struct lbomp *lb, const struct lbomp__lbrec *r)
         }
 }
 
+static void record_only(struct lbomp *lb, double lam, double max, double avg);
+
+/* auto: what it chose and why into the record's note; the when-rule learns the LB step's cost
+ * (its data moves are added when they end), the λ it left and the decay it saw. */
+static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__auto_hist *h = &l->hist;
+        const float *f = h->feat;
+        bool kept = h->pays && !r->pub.plan_rejected && r->pub.error == 0;
+        /* a note already there (a task that bounds λ, a rejected plan) comes first */
+        size_t len = strlen(r->note);
+        if (len && len + 2 < sizeof r->note) {
+                memcpy(r->note + len, "; ", 3);
+                len += 2;
+        }
+        snprintf(
+                r->note + len, sizeof r->note - len,
+                "auto: %s%s%s%s%s: gain %.3g %s cost %.3g s; λ %.2f above %.2f idle %.2f task %.1f "
+                "comm %.1f remote %.2f var %.2f drift %.1f numa %.2f grain %.1f move %.1f "
+                "load %.1f",
+                lbomp__auto_cand_names[h->choice],
+                h->choice != h->model_choice ? " (second opinion after the model's " : "",
+                h->choice != h->model_choice ? lbomp__auto_cand_names[h->model_choice] : "",
+                h->choice != h->model_choice ? ")" : "", kept ? "" : " (kept the mapping)",
+                h->gain_s, h->gain_s > h->cost_s ? ">" : "<=", h->cost_s, f[LBOMP__AF_LAMBDA],
+                f[LBOMP__AF_ABOVE], f[LBOMP__AF_IDLE], f[LBOMP__AF_TASK_LOAD], f[LBOMP__AF_COMM],
+                f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
+                f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
+        l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
+        lbomp__auto_when_done(&l->when, l->lb_cost_s,
+                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay);
+}
+
+/* auto, at a window's end with no LB step armed: a record that says so, and an imbalance that was
+ * judged not worth lowering is looked at again (its floor halves towards 1). */
+static void auto_skip(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        size_t n = l->n;
+        record_only(lb, 0, 0, 0);
+        if (l->n > n)
+                snprintf(l->rec[l->n - 1].note, sizeof l->rec[l->n - 1].note,
+                         "auto: no LB step: predicted loss %.3g s <= cost %.3g s (floor λ %.3f)",
+                         l->when.loss_s,
+                         l->when.lb_cost_s > 0 ? l->when.lb_cost_s
+                                               : lbomp__auto_lb_cost_guess(lb->tasks.nalive),
+                         l->when.floor);
+        l->when.floor = 1.0 + 0.5 * (l->when.floor - 1.0);
+}
+
+/* auto: what the window measured beyond the costs, for the policy (policy/auto.h). */
+static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__window *win = &lb->win;
+        struct lbomp__auto_hist *h = &l->hist;
+        memset(h, 0, sizeof *h);
+        h->step_var = ws && ws->imbalance > 0 ? ws->imbalance_step_mean / ws->imbalance : 1.0;
+        /* drift and decay: the workers' owned loads of the window's untimed steps against its
+         * timed ones, whose centres lie steps / 2 apart; unknown (0) in the run's first window,
+         * whose first steps pay the warm-up, and with fewer than 2 untimed steps; at most 1 */
+        uint64_t early = win->steps > win->timed ? win->steps - win->timed : 0;
+        uint32_t P = (uint32_t)lb->ws.n;
+        if (win->first > 0 && early >= 2 && win->timed && 2 * P > l->auto_w_cap) {
+                if (LBOMP__GROW(l->auto_w, 2 * (size_t)P))
+                        early = 0; /* no room: unknown, as in the first window */
+                else
+                        l->auto_w_cap = 2 * P;
+        }
+        if (win->first > 0 && early >= 2 && win->timed && 2 * P <= l->auto_w_cap) {
+                double *e = l->auto_w, *late = l->auto_w + P;
+                for (uint32_t i = 0; i < P; i++) {
+                        const struct lbomp__worker *w = &lb->ws.w[i];
+                        late[i] = w->win_owned_timed_s / win->timed;
+                        e[i] = (w->win_owned_s - w->win_owned_timed_s) / (double)early;
+                }
+                double apart = 0.5 * (double)win->steps;
+                h->drift = lbomp__auto_drift(e, late, P, apart);
+                h->drift = h->drift < 1 ? h->drift : 1;
+                h->decay = lbomp__auto_decay(e, late, P, apart);
+        }
+        h->horizon = lbomp__auto_horizon(lb->steps, lb->cfg.period);
+        h->lb_cost_s = l->when.lb_cost_s;
+        h->byte_s = l->byte_s;
+        h->load = l->plan.load;
+        lbomp__snap_set_hist(l->sb, h);
+}
+
 /* The plan is known (or failed): check, evaluate, record, apply; the window restarts. */
 static void finish(struct lbomp *lb)
 {
@@ -235,6 +331,8 @@ static void finish(struct lbomp *lb)
         if (lbomp__data_plan(&lb->data, &lb->ws, &lb->tasks, s, p->dest, lb->cfg.move_pages) < 0)
                 l->rc = -ENOMEM;
         r->pub.apply_s = lbomp__mono_s() - t_apply;
+        if (pol == &lbomp__policy_auto && s->hist)
+                auto_done(lb, r);
         if (lb->cfg.verbose)
                 lbomp__log("lbomp: LB step %zu after step %llu: %s λ %.3f -> %.3f, %u migrations, "
                            "decision %.3g s",
@@ -307,6 +405,13 @@ void lbomp__lb_begin(struct lbomp *lb)
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
         lbomp__window_speeds(&lb->win, &lb->ws, lb->cfg.time_wall);
+        bool armed = l->armed;
+        l->armed = false;
+        l->auto_period = 0;
+        if (pol == &lbomp__policy_auto && !armed && !l->trace && !l->keep_costs && !lb->chunks) {
+                auto_skip(lb);
+                return;
+        }
         if (strcmp(pol->name, "none") == 0 && !l->trace && !l->keep_costs) {
                 record_only(lb, 0, 0, 0);
                 return;
@@ -343,6 +448,8 @@ void lbomp__lb_begin(struct lbomp *lb)
                 r->energy_j = ws->energy_j;
                 r->power_w = ws->power_w;
         }
+        if (pol == &lbomp__policy_auto)
+                auto_hist(lb, ws);
         r->pub.imbalance_before = l->plan.lambda;
         r->pub.max_load = l->plan.max;
         r->pub.avg_load = l->plan.avg;
@@ -395,6 +502,15 @@ static void data_done(void *arg)
                 r->pub.data_bytes += w->data_bytes;
                 if (!r->pub.data_error)
                         r->pub.data_error = w->data_error;
+        }
+        /* auto: the data moves are part of the LB step's cost, and measure the per-byte cost */
+        struct lbomp__lbs *l = &lb->lbs;
+        if (lb->cfg.policy == &lbomp__policy_auto && l->snap && l->snap->hist) {
+                if (r->pub.data_bytes > 0 && r->pub.data_s > 0) {
+                        double b = r->pub.data_s / (double)r->pub.data_bytes;
+                        l->byte_s = l->byte_s > 0 ? 0.5 * (l->byte_s + b) : b;
+                }
+                l->when.lb_cost_s += 0.5 * r->pub.data_s;
         }
         lb->data.pending = false;
 }

@@ -14,11 +14,12 @@
 #include "lbomp.h"
 #include "plan.h"
 #include "policy.h"
+#include "policy/auto.h"
 
 /* Everything one LB step records beyond the public fields. */
 struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
-        char note[96]; /* why the plan is what it is, when that needs saying; "" otherwise */
+        char note[320]; /* why the plan is what it is, when that needs saying; "" otherwise */
         struct lbomp__pstats ps;
         double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
 };
@@ -50,6 +51,17 @@ struct lbomp__lbs {
         int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc; /* what the decentralized run returned */
         bool said_no_time;
+        /* LBOMP_POLICY=auto (policy/auto.h): the when-rule checked at every time step, the LB
+         * step it armed (the window then ends LBOMP__TIMED time steps later, its tasks timed),
+         * what the policy is handed, and the measured per-byte cost of the data moves. */
+        bool armed;
+        int auto_period; /* the armed window's length in time steps; 0: LBOMP_PERIOD */
+        struct lbomp__auto_when when;
+        struct lbomp__auto_hist hist;
+        double byte_s;
+        double lb_cost_s; /* the LB step in progress: decision and apply, then its data */
+        double *auto_w;   /* [2 * workers] scratch: early and late loads of a window */
+        uint32_t auto_w_cap;
 };
 
 struct lbomp;

@@ -46,6 +46,8 @@ static inline struct lbomp__params lbomp__params_default(void)
  * task's share is its median step (over the last LBOMP__HIST steps, windows of 3 steps or more),
  * so that a pause of the thread (preemption) is not charged to the one task it interrupted.
  */
+struct lbomp__auto_hist;
+
 struct lbomp__snap {
         uint32_t ntasks, nworkers, nnodes;
         const double *cost;     /* [ntasks] seconds per step */
@@ -71,6 +73,9 @@ struct lbomp__snap {
         uint64_t seed;               /* LBOMP_SEED mixed with the LB step number */
         uint64_t lb_step;            /* 0 for the first LB step */
         const struct lbomp__params *params;
+        /* auto (policy/auto.h): what the window measured beyond the costs, and where auto says
+         * what it chose; NULL for the other policies and for a snapshot built without it */
+        struct lbomp__auto_hist *hist;
 };
 
 /* Worker w's speed (1.0 when the snapshot has none). */

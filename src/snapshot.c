@@ -182,6 +182,11 @@ const struct lbomp__snap *lbomp__snap_end(struct lbomp__snapbuf *b, uint64_t see
         return &b->s;
 }
 
+void lbomp__snap_set_hist(struct lbomp__snapbuf *b, struct lbomp__auto_hist *h)
+{
+        b->s.hist = h;
+}
+
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b)
 {
         return b->dest;

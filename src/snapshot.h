@@ -41,6 +41,9 @@ void lbomp__snap_link(struct lbomp__snapbuf *b, uint32_t id_a, uint32_t id_b, do
  * workers), until the next lbomp__snap_begin. */
 const struct lbomp__snap *lbomp__snap_end(struct lbomp__snapbuf *b, uint64_t seed, uint64_t lb_step,
                                           const struct lbomp__params *params);
+/* What auto reads beyond the costs (policy/auto.h), for the snapshot being built or just built;
+ * NULL (the default, reset by lbomp__snap_begin) for none. */
+void lbomp__snap_set_hist(struct lbomp__snapbuf *b, struct lbomp__auto_hist *h);
 /* A destination per task, for the plan. */
 uint32_t *lbomp__snap_dest(struct lbomp__snapbuf *b);
 /* The arrays of the snapshot being built or just built, writable: tests and tools change costs,

@@ -93,6 +93,33 @@ int lbomp_last_step(const lbomp_t *lb)
         return rc;
 }
 
+/* The current window's length in time steps: LBOMP_PERIOD, or, when auto armed an LB step, the
+ * steps up to LBOMP__TIMED time steps after the one that armed it. */
+static int period_of(const struct lbomp *lb)
+{
+        return lb->lbs.auto_period ? lb->lbs.auto_period : lb->cfg.period;
+}
+
+/* auto's when-rule after a clean step (serial part): the step's λ and maximum from its loads
+ * folded in now; an LB step it arms ends the window LBOMP__TIMED time steps later, so that the
+ * tasks are timed in those steps. */
+static void auto_when(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
+        const struct lbomp__steprec *sr = &lb->win.step[lb->win.nstep - 1];
+        l->when.ntasks = lb->tasks.nalive;
+        if (l->armed ||
+            !lbomp__auto_when_step(&l->when, sr->lambda, sr->max_s, lb->cfg.params.tolerance,
+                                   lbomp__auto_horizon(lb->steps, lb->cfg.period)))
+                return;
+        l->armed = true;
+        uint64_t base = lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first;
+        uint64_t want = lb->tset.t + 1 - base + LBOMP__TIMED;
+        if (want < (uint64_t)lb->cfg.period)
+                l->auto_period = (int)want;
+}
+
 /* Whether this LB step needs the tasks' costs: a policy that never moves (none) does not, unless
  * the trace records the snapshots or another library reads them (keep_costs). */
 static bool needs_costs(const struct lbomp *lb)
@@ -157,7 +184,7 @@ static void prepare(void *arg)
         /* This run's time step is known now (lbomp__chunks_prepare began it); a loop that has not
          * measured its chunks yet wants their times at once. */
         bool timed =
-                (lbomp__window_timed(lb->tset.t, lbomp__tsteps_end(&lb->tset, lb->cfg.period)) &&
+                (lbomp__window_timed(lb->tset.t, lbomp__tsteps_end(&lb->tset, period_of(lb))) &&
                  needs_costs(lb)) ||
                 lbomp__chunks_want_times(lb);
         publish(lb, timed, false, false);
@@ -435,9 +462,11 @@ static void step_done(void *arg)
                 atomic_store(&lb->step_rc, 0);
         lbomp__window_step(&lb->win, skipped, clean, timed);
         lb->steps++;
+        if (clean && lb->cfg.policy == &lbomp__policy_auto)
+                auto_when(lb);
         bool fold = clean && timed;
         /* Every LBOMP_PERIOD time steps of the program, not runs of this task set (tsteps.h). */
-        bool lb_due = clean && lbomp__tsteps_due(lb->ts, &lb->tset, lb->win.steps, lb->cfg.period);
+        bool lb_due = clean && lbomp__tsteps_due(lb->ts, &lb->tset, lb->win.steps, period_of(lb));
         if (lb_due || lbomp__window_ring_full(&lb->win))
                 lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         if (lb_due) {
@@ -454,7 +483,7 @@ static void step_done(void *arg)
         lb->win.pending_step = lb->steps - 1;
         /* The next run is (most likely) in the next time step. */
         bool next_timed =
-                lbomp__window_timed(lb->tset.t + 1, lbomp__tsteps_end(&lb->tset, lb->cfg.period)) &&
+                lbomp__window_timed(lb->tset.t + 1, lbomp__tsteps_end(&lb->tset, period_of(lb))) &&
                 needs_costs(lb);
         publish(lb, next_timed, lb->win.pending, lb_due);
         if (lb->steps >= lb->win.step_cap &&

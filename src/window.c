@@ -177,6 +177,7 @@ void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean,
         win->step[win->nstep++] = (struct lbomp__steprec){
                 .lambda = NAN,
                 .lambda_run = NAN,
+                .max_s = 0,
                 .skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped,
                 .clean = clean,
                 .timed = timed};
@@ -221,6 +222,7 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                 double lam = osum > 0 ? omax / (osum / n) : 1.0;
                 double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
                 rec->lambda = (float)lam;
+                rec->max_s = (float)omax;
                 rec->lambda_run = (float)lamr;
                 if (!rec->clean)
                         continue;

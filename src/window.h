@@ -32,6 +32,7 @@
  * run in it. */
 struct lbomp__steprec {
         float lambda, lambda_run;
+        float max_s; /* the largest owned load of the step, seconds */
         uint32_t skipped;
         bool clean; /* every task ran: its loads count */
         bool timed; /* its tasks were timed one by one */

@@ -461,7 +461,13 @@ static int replay(struct sim *sm)
                                      .ncores = st.ncores,
                                      .wcore = st.wcore,
                                      .rec = &st};
-                if (run_all(sm, &st.snap, &org, setup) < 0) {
+                if (o->auto_data) {
+                        if (sim_auto_trace_row(o, &st.snap, o->trace) < 0) {
+                                fprintf(stderr, "lbomp-sim: out of memory\n");
+                                lbomp__trace_free(r);
+                                return 1;
+                        }
+                } else if (run_all(sm, &st.snap, &org, setup) < 0) {
                         fprintf(stderr, "lbomp-sim: out of memory\n");
                         lbomp__trace_free(r);
                         return 1;
@@ -507,6 +513,8 @@ int main(int argc, char **argv)
                 return 2;
         if (o.ranks)
                 return sim_ranks(&o);
+        if (o.evolve_set)
+                return sim_evolve(&o);
         struct sim sm = {.o = &o};
         if (o.record) {
                 char err[400];

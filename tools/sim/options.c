@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "window.h"
 
 const char *const sim_load_names[] = {"uniform", "linear", "hotspot", "lbtest", "lbtest-iid"};
 
@@ -62,7 +63,23 @@ static void usage(FILE *out)
                 "  --ranks R        the workers are R MPI ranks (liblbomp-mpi): each --policy\n"
                 "                   is the rank level, then every rank balances its own\n"
                 "                   --rank-threads T threads (default 1) with --inner NAME\n"
-                "                   (default refine); instead of --cores and --profile\n",
+                "                   (default refine); instead of --cores and --profile\n"
+                "  --evolve KIND    synthetic costs that change every time step: static |\n"
+                "                   drift | cycle | walk | hotspot; runs every --policy over\n"
+                "                   --time-steps N (default 200) with an LB step every --period\n"
+                "                   K (default 10; auto: when it arms one, K at most), each\n"
+                "                   step as long as its most loaded worker; the total time\n"
+                "  --amp A          hotspot cost multiplier (default 4)\n"
+                "  --width W        hotspot width, share of the tasks (default 0.1)\n"
+                "  --speed V        drift: share of the tasks the hotspot moves per step;\n"
+                "                   walk: sigma of each task's log cost per step (default 0.01)\n"
+                "  --cycle C        cycle: steps between two hotspot places (default 20)\n"
+                "  --hot-at S       hotspot: the step it appears at (default 0)\n"
+                "  --noise N        per-step cost noise, +-N relative (default 0.02)\n"
+                "  --byte-ns B      cost of moving one byte one unit of distance (default 0.1)\n"
+                "  --auto-data      with --evolve or --trace: auto's training rows\n"
+                "                   (tools/auto/train.py); a trace's costs are taken to\n"
+                "                   persist over the next --period steps\n",
                 names);
 }
 
@@ -196,7 +213,15 @@ int sim_parse(struct opts *o, int argc, char **argv)
                            .link_bytes = 1024,
                            .base_us = 100,
                            .steps = 1,
-                           .round_us = 1.0};
+                           .round_us = 1.0,
+                           .ev_amp = 4,
+                           .ev_width = 0.1,
+                           .ev_speed = 0.01,
+                           .ev_noise = 0.02,
+                           .byte_ns = 0.1,
+                           .ev_cycle = 20,
+                           .time_steps = 200,
+                           .period = 10};
         bool have_load = false, have_links = false;
         const char *policies = "greedy";
         for (int i = 1; i < argc; i++) {
@@ -213,12 +238,19 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         o->verify = true;
                         continue;
                 }
+                if (strcmp(a, "--auto-data") == 0) {
+                        o->auto_data = true;
+                        continue;
+                }
                 static const char *const with_value[] = {
                         "--trace",    "--tasks",        "--load",       "--links",
                         "--profile",  "--cores",        "--policy",     "--seed",
                         "--repeat",   "--record",       "--task-bytes", "--link-bytes",
                         "--ranks",    "--rank-threads", "--inner",      "--steps",
-                        "--round-us", "--tolerance",    "--speeds",     NULL};
+                        "--round-us", "--tolerance",    "--speeds",     "--evolve",
+                        "--amp",      "--width",        "--speed",      "--cycle",
+                        "--hot-at",   "--noise",        "--byte-ns",    "--time-steps",
+                        "--period",   NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -309,6 +341,42 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         }
                         if (!o->nspeeds)
                                 return bad(a, v, "1 to 64 comma-separated speeds, e.g. 2,1");
+                } else if (strcmp(a, "--evolve") == 0) {
+                        int found = -1;
+                        for (int k = 0; sim_evolve_names[k]; k++)
+                                if (strcmp(v, sim_evolve_names[k]) == 0)
+                                        found = k;
+                        if (found < 0)
+                                return bad(a, v, "static, drift, cycle, walk or hotspot");
+                        o->evolve = (enum evolve)found;
+                        o->evolve_set = true;
+                } else if (strcmp(a, "--amp") == 0) {
+                        if (parse_double(a, v, 1, 1000, &o->ev_amp) < 0)
+                                return -1;
+                } else if (strcmp(a, "--width") == 0) {
+                        if (parse_double(a, v, 1e-4, 1, &o->ev_width) < 0)
+                                return -1;
+                } else if (strcmp(a, "--speed") == 0) {
+                        if (parse_double(a, v, 0, 1, &o->ev_speed) < 0)
+                                return -1;
+                } else if (strcmp(a, "--noise") == 0) {
+                        if (parse_double(a, v, 0, 0.9, &o->ev_noise) < 0)
+                                return -1;
+                } else if (strcmp(a, "--byte-ns") == 0) {
+                        if (parse_double(a, v, 0, 1e6, &o->byte_ns) < 0)
+                                return -1;
+                } else if (strcmp(a, "--cycle") == 0) {
+                        if (parse_long(a, v, 1, 1000000, &o->ev_cycle) < 0)
+                                return -1;
+                } else if (strcmp(a, "--hot-at") == 0) {
+                        if (parse_long(a, v, 0, 100000000, &o->ev_hot_at) < 0)
+                                return -1;
+                } else if (strcmp(a, "--time-steps") == 0) {
+                        if (parse_long(a, v, 1, 100000000, &o->time_steps) < 0)
+                                return -1;
+                } else if (strcmp(a, "--period") == 0) {
+                        if (parse_long(a, v, LBOMP__TIMED + 1, 1000000, &o->period) < 0)
+                                return -1;
                 } else if (strcmp(a, "--links") == 0) {
                         have_links = true;
                         if (parse_links(o, v) < 0)
@@ -352,13 +420,14 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 return 0;
         }
         if (o->trace) {
-                const char *clash = o->tasks       ? "--tasks"
-                                    : have_load    ? "--load"
-                                    : have_links   ? "--links"
-                                    : o->profile   ? "--profile"
-                                    : o->cores     ? "--cores"
-                                    : o->steps > 1 ? "--steps"
-                                                   : NULL;
+                const char *clash = o->tasks        ? "--tasks"
+                                    : have_load     ? "--load"
+                                    : have_links    ? "--links"
+                                    : o->profile    ? "--profile"
+                                    : o->cores      ? "--cores"
+                                    : o->steps > 1  ? "--steps"
+                                    : o->evolve_set ? "--evolve"
+                                                    : NULL;
                 if (clash) {
                         fprintf(stderr,
                                 "lbomp-sim: %s cannot be combined with --trace: a trace carries "
@@ -367,6 +436,10 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         return -1;
                 }
                 return 0;
+        }
+        if (o->auto_data && !o->evolve_set && !o->trace) {
+                fprintf(stderr, "lbomp-sim: --auto-data needs --evolve KIND or --trace FILE\n");
+                return -1;
         }
         if (o->verify) {
                 fprintf(stderr, "lbomp-sim: --verify compares with recorded plans: it needs "

@@ -17,6 +17,9 @@
 #define MAX_CORES    65536
 
 enum load { LOAD_UNIFORM, LOAD_LINEAR, LOAD_HOTSPOT, LOAD_LBTEST, LOAD_LBTEST_IID };
+enum evolve { EV_STATIC, EV_DRIFT, EV_CYCLE, EV_WALK, EV_HOTSPOT };
+extern const char *const sim_evolve_names[]; /* NULL-terminated */
+
 enum links { LINKS_NONE, LINKS_RING, LINKS_MESH2D, LINKS_MESH3D };
 
 extern const char *const sim_load_names[];
@@ -43,6 +46,11 @@ struct opts {
          * profile's CPU kinds, else 1.0) */
         double speeds[64];
         int nspeeds;
+        /* --evolve (evolve.c): costs that change from step to step */
+        bool evolve_set, auto_data;
+        enum evolve evolve;
+        double ev_amp, ev_width, ev_speed, ev_noise, byte_ns;
+        long ev_cycle, ev_hot_at, time_steps, period;
 };
 
 /* Parses argv into *o; -1 after printing why (exit 2), 1 after --help (exit 0). */
@@ -63,6 +71,12 @@ struct world {
  * -EINVAL (message printed). */
 int sim_build_world(struct world *w, const struct opts *o);
 void sim_world_free(struct world *w);
+
+/* --evolve (evolve.c): the run of every --policy, or --auto-data's training rows. Exit code. */
+int sim_evolve(const struct opts *o);
+/* --trace with --auto-data: auto's training row of one recorded LB step, its costs taken to
+ * persist over the next --period steps (evolve.c). 0 or -ENOMEM. */
+int sim_auto_trace_row(const struct opts *o, const struct lbomp__snap *s, const char *source);
 
 /* --ranks: the rank level of liblbomp-mpi and each rank's own level (ranks.c). The exit code. */
 int sim_ranks(const struct opts *o);

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""evaluate.py — auto against every fixed policy and the per-workload oracle (the fastest fixed
+policy of that workload, by median), on bench workloads that auto's model never saw (it is
+trained on lbomp-sim's synthetic workloads only).
+
+Reads a bench/run output folder (runs.csv, meta.json) and, with --extra, also runs the workloads
+bench/run does not (churn; linkcell in its two forms) under every policy, interleaved (every
+policy once per repeat, in the same order). Prints a Markdown table: median total time per
+workload and policy, the best fixed policy, auto's ratio to it, auto's rank among the lbomp
+variants (fixed policies and auto), whether auto's checksum is none's; then how often auto was
+fastest and second fastest, how often within 1.03 x the best fixed policy, and the geometric
+mean of auto's ratio to each fixed policy.
+
+  tools/auto/evaluate.py --bench DIR [--extra --build build --repeats 5] [--csv extra.csv]
+  tools/auto/evaluate.py --sim N [--seed 7] [--build build]
+
+--sim N: N synthetic workloads drawn as tools/auto/train.py draws them but from another seed
+(none of them trained on), each run whole (200 time steps, LB period 10) by lbomp-sim --evolve
+under every candidate policy and auto; the same counts against the per-workload oracle.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+BASELINES = ("omp-static", "omp-dynamic", "omp-guided", "omp-tasks")
+
+
+def policies_of(build):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
+    env["LBOMP_POLICY"] = "help"
+    out = subprocess.run([os.path.join(build, "bench", "kneighbor")], env=env,
+                         capture_output=True, text=True).stdout
+    return [l.split()[0] for l in out.splitlines() if l.strip()]
+
+
+def run_extra(build, repeats, policies):
+    env0 = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
+    env0["OMP_NUM_THREADS"] = "2"
+    works = {
+        "churn": [os.path.join(build, "bench", "churn"), "--steps", "4000", "--block", "1000",
+                  "--threads", "2", "--json"],
+        "linkcell-for": [os.path.join(build, "bench", "linkcell"), "--form", "for", "--size",
+                         "small", "--threads", "2", "--json"],
+        "linkcell-tasks": [os.path.join(build, "bench", "linkcell"), "--form", "tasks", "--size",
+                           "small", "--threads", "2", "--json"],
+    }
+    rows = []
+    for r in range(repeats):
+        for w, cmd in works.items():
+            for p in policies:
+                env = dict(env0, LBOMP_POLICY=p)
+                out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"evaluate: {w} under {p} failed: {out.stderr.strip()[-400:]}")
+                d = json.loads(out.stdout.strip().splitlines()[-1])
+                t = d.get("total_s")
+                if t is None:  # churn: both timed blocks
+                    t = d["first_block_s"] + d["last_block_s"]
+                rows.append({"workload": w, "variant": p, "repeat": r, "total_s": t,
+                             "checksum": d.get("checksum", ""),
+                             "lb_steps": d.get("lb_steps", ""),
+                             "migrations": d.get("migrations", "")})
+                print(f"\r  extra repeat {r + 1}/{repeats} {w:15s} {p:14s}", end="",
+                      file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return rows
+
+
+def simulate(a):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import train
+    sim = os.path.join(a.build, "tools", "lbomp-sim")
+    pols = "none,greedy,refine,hierarchical,smart,greedy-refine,greedy-comm,auto"
+    n = fastest = second = within = 0
+    ratios, worst = [], []
+    kinds = {}
+    for i, args in enumerate(train.workloads(a.sim, a.seed)):
+        args = [x for x in args]
+        k = args.index("--time-steps")
+        args[k + 1] = "200"
+        out = subprocess.run([sim] + args + ["--policy", pols, "--json"], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            sys.exit(f"evaluate: lbomp-sim {' '.join(args)}: {out.stderr.strip()}")
+        t = {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
+        fixed = {p: v for p, v in t.items() if p != "auto"}
+        best = min(fixed.values())
+        order = sorted(t, key=t.get)
+        rank = order.index("auto") + 1
+        r = t["auto"] / best
+        kind = args[args.index("--evolve") + 1]
+        kinds.setdefault(kind, []).append(r)
+        n += 1
+        fastest += rank == 1
+        second += rank == 2
+        within += r <= 1.03
+        ratios.append(r)
+        worst.append((r, kind, " ".join(args[:8])))
+    gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    print(f"simulated, {n} workloads not trained on (seed {a.seed}): auto fastest on {fastest}, "
+          f"second on {second} ({(fastest + second) / n * 100:.0f} %), within 1.03 x the "
+          f"per-workload oracle on {within} ({within / n * 100:.0f} %); geometric mean of auto / "
+          f"oracle {gm:.3f}")
+    for kind, rs in sorted(kinds.items()):
+        g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+        print(f"  {kind:8s} {len(rs):3d} workloads: auto / oracle geometric mean {g:.3f}, "
+              f"worst {max(rs):.3f}")
+    worst.sort(reverse=True)
+    print("  worst: " + "; ".join(f"{r:.2f} ({k}: {c})" for r, k, c in worst[:3]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", help="a bench/run output folder")
+    ap.add_argument("--extra", action="store_true", help="also run churn and linkcell")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--csv", help="keep (or, without --extra, read) the extra runs here")
+    ap.add_argument("--sim", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args()
+    if a.sim:
+        return simulate(a)
+    rows = []
+    meta = {}
+    if a.bench:
+        meta = json.load(open(os.path.join(a.bench, "meta.json")))
+        for r in csv.DictReader(open(os.path.join(a.bench, "runs.csv"))):
+            rows.append(r)
+    if a.extra:
+        load0 = os.getloadavg()
+        extra = run_extra(a.build, a.repeats, policies_of(a.build))
+        load1 = os.getloadavg()
+        print(f"extra runs: load average {load0[0]:.2f} before, {load1[0]:.2f} after",
+              file=sys.stderr)
+        if a.csv:
+            with open(a.csv, "w", newline="") as f:
+                wr = csv.DictWriter(f, fieldnames=list(extra[0]))
+                wr.writeheader()
+                wr.writerows(extra)
+        rows += extra
+    elif a.csv:
+        rows += list(csv.DictReader(open(a.csv)))
+    by = {}
+    for r in rows:
+        v = r["variant"]
+        if v in BASELINES or v.startswith("default") or "+" in v:
+            continue
+        by.setdefault(r["workload"], {}).setdefault(v, []).append(r)
+    pols = []
+    for w in by.values():
+        for v in w:
+            if v not in pols:
+                pols.append(v)
+    fixed = [p for p in pols if p != "auto"]
+    print("| workload | " + " | ".join(pols) + " | best fixed | auto / best | auto's rank | checksum = none |")
+    print("|---|" + "---|" * (len(pols) + 4))
+    n = fastest = second = within = 0
+    ratios = {p: [] for p in fixed}
+    misses = []
+    for w, vs in by.items():
+        if "auto" not in vs:
+            continue
+        med = {v: statistics.median(float(r["total_s"]) for r in rs) for v, rs in vs.items()}
+        best = min(fixed, key=lambda p: med.get(p, math.inf))
+        order = sorted(med, key=med.get)
+        rank = order.index("auto") + 1
+        ratio = med["auto"] / med[best]
+        cs = {r["checksum"] for r in vs["auto"]} | {r["checksum"] for r in vs.get("none", [])}
+        same = "yes" if len(cs) <= 1 else "NO"
+        n += 1
+        fastest += rank == 1
+        second += rank == 2
+        within += ratio <= 1.03
+        if ratio > 1.03:
+            misses.append(f"{w} ({ratio:.3f})")
+        for p in fixed:
+            if p in med:
+                ratios[p].append(med["auto"] / med[p])
+        cells = " | ".join(f"{med[p]:.4g}" if p in med else "-" for p in pols)
+        print(f"| {w} | {cells} | {best} | {ratio:.3f} | {rank} of {len(med)} | {same} |")
+    print()
+    if meta:
+        print(f"bench/run: {meta.get('cmdline')}, {meta.get('date')}, load average "
+              f"{meta.get('load_start', 0):.2f} at start, {meta.get('load_end', 0):.2f} at end, "
+              f"{meta.get('repeats')} repeats")
+    print(f"auto fastest on {fastest} of {n} workloads, second on {second}: fastest or second on "
+          f"{fastest + second} of {n} ({(fastest + second) / max(n, 1) * 100:.0f} %); within "
+          f"1.03 x the best fixed policy on {within} of {n}"
+          + (f"; above it: {', '.join(misses)}" if misses else ""))
+    gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    print("geometric mean of auto's time over each fixed policy's: "
+          + ", ".join(f"{p} {gm(ratios[p]):.3f}" for p in fixed))
+
+
+if __name__ == "__main__":
+    main()

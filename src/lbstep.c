@@ -57,6 +57,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         lbomp__plan_free(&l->plan);
         lbomp__dec_destroy(l->dec);
         free(l->cost);
+        free(l->slot_cost);
         free(l->snap_ids);
         free(l->auto_w);
         if (lbomp__trace_close(l->trace) < 0)
@@ -256,6 +257,24 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
         lbomp__snap_set_hist(l->sb, h);
 }
 
+/* The snapshot's costs, now on the workers that hold the tasks after the plan: the owner of a
+ * hotspot takes it in smaller batches than its count of tasks would say, so that a thief can take
+ * the rest (step.c). Without room, batches stay cut by count. */
+static void give_costs(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__snap *s = l->snap;
+        uint32_t nslots = lb->tasks.nslots;
+        if (nslots > l->slot_cost_cap) {
+                if (LBOMP__GROW(l->slot_cost, nslots))
+                        return;
+                l->slot_cost_cap = nslots;
+        }
+        for (uint32_t k = 0; k < s->ntasks; k++)
+                l->slot_cost[s->id[k]] = s->cost[k];
+        lbomp__workers_costs(&lb->ws, l->slot_cost);
+}
+
 /* The plan is known (or failed): check, evaluate, record, apply; the window restarts. */
 static void finish(struct lbomp *lb)
 {
@@ -327,6 +346,8 @@ static void finish(struct lbomp *lb)
         lbomp__plan_apply(p, &lb->tasks);
         if (lb->tasks.dirty && lbomp__workers_fill(&lb->ws, &lb->tasks) < 0)
                 l->rc = -ENOMEM;
+        else
+                give_costs(lb);
         /* The snapshot still holds the old homes and workers: list the data to move. */
         if (lbomp__data_plan(&lb->data, &lb->ws, &lb->tasks, s, p->dest, lb->cfg.move_pages) < 0)
                 l->rc = -ENOMEM;
@@ -402,6 +423,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->rc = 0;
         l->skip = false;
         l->cur = NULL;
+        lb->ws.lb_done = true;
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
         lbomp__window_speeds(&lb->win, &lb->ws, lb->cfg.time_wall);

@@ -33,6 +33,8 @@ struct lbomp__lbs {
         struct lbomp__dec *dec;
         double *cost; /* a worker's task costs */
         uint32_t cost_cap;
+        double *slot_cost; /* the snapshot's costs by task slot, for the workers' batches */
+        uint32_t slot_cost_cap;
         /* The public id of each task of the last snapshot (whose ids are task-table slots), for
          * code that names tasks as the program does (liblbomp-mpi); valid with `snap`. */
         uint32_t *snap_ids;

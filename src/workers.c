@@ -17,6 +17,7 @@ static void worker_free(struct lbomp__worker *w)
         free(w->data);
         free(w->ticks);
         free(w->runner);
+        free(w->pcost);
         free(w->victims);
 }
 
@@ -155,7 +156,8 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                                 cap = 16;
                         if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->ids, cap) ||
                             LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
-                            LBOMP__GROW(w->runner, 2 * (size_t)cap)) {
+                            LBOMP__GROW(w->runner, 2 * (size_t)cap) ||
+                            LBOMP__GROW(w->pcost, (size_t)cap + 1)) {
                                 free(count);
                                 free(quota);
                                 free(speed);
@@ -164,6 +166,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                         w->cap = cap;
                 }
                 w->n = 0;
+                w->pcost_ok = false; /* the costs come with the next LB step */
         }
         free(count);
         free(speed);
@@ -192,6 +195,22 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
          * measured is read, so they need no clearing here. */
         tasks->dirty = false;
         return 0;
+}
+
+void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost)
+{
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (!w->pcost)
+                        continue;
+                double c = 0;
+                w->pcost[0] = 0;
+                for (uint32_t k = 0; k < w->n; k++) {
+                        c += slot_cost[w->tasks[k]];
+                        w->pcost[k + 1] = c;
+                }
+                w->pcost_ok = true;
+        }
 }
 
 void lbomp__workers_bind(struct lbomp__workers *ws, int wi, const struct lbomp__topo *topo,

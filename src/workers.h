@@ -54,6 +54,11 @@ struct lbomp__worker {
         uint32_t *runner; /* [2 * cap] worker that ran tasks[i] */
         double scale[2];  /* factor from wall to CPU time in tasks (LBOMP_TIME=cpu) by parity,
                              read by owners of stolen tasks after the barrier */
+        /* [cap + 1] prefix sums of the predicted costs of tasks[0..i) in the last LB step's
+         * snapshot, so that the owner's batches are cut by cost (step.c); valid while pcost_ok,
+         * which lbomp__workers_fill clears. */
+        double *pcost;
+        bool pcost_ok;
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
@@ -98,6 +103,7 @@ struct lbomp__workers {
         struct lbomp__worker *w;
         bool oversubscribed;       /* more workers than PUs we may run on */
         enum lbomp__speeds speeds; /* LBOMP_SPEEDS: off leaves every speed 1.0 */
+        bool lb_done;              /* an LB step has run: the first window is over */
         bool verbose;              /* LBOMP_VERBOSE: a line when a speed changes */
 };
 
@@ -118,6 +124,12 @@ void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *t
  * 0 or -ENOMEM (then the arrays are unchanged and tasks->dirty stays set).
  */
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks);
+/*
+ * Gives every worker the predicted cost of each of its tasks, slot_cost[slot] in seconds (the last
+ * snapshot's costs, after its plan was applied and the arrays filled), as prefix sums for the
+ * batches of a step. One thread, no step running.
+ */
+void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
 /* Binds the calling thread to worker w's core, once (not with a profile, a flat host, or when
  * OpenMP binds because the user set OMP_PROC_BIND/OMP_PLACES). */
 void lbomp__workers_bind(struct lbomp__workers *ws, int w, const struct lbomp__topo *topo,

@@ -57,9 +57,9 @@ def workloads(n, seed):
              "--byte-ns", str(rng.choice([0.1, 1.0])),
              "--time-steps", "100", "--period", "10"]
         if kind == "drift":
-            a += ["--speed", str(rng.choice([0.002, 0.01, 0.03, 0.1]))]
+            a += ["--drift-speed", str(rng.choice([0.002, 0.01, 0.03, 0.1]))]
         elif kind == "walk":
-            a += ["--speed", str(rng.choice([0.01, 0.05, 0.15, 0.4]))]
+            a += ["--drift-speed", str(rng.choice([0.01, 0.05, 0.15, 0.4]))]
         elif kind == "cycle":
             a += ["--cycle", str(rng.choice([3, 7, 15, 40]))]
         elif kind == "hotspot":

@@ -71,7 +71,7 @@ static void usage(FILE *out)
                 "                   step as long as its most loaded worker; the total time\n"
                 "  --amp A          hotspot cost multiplier (default 4)\n"
                 "  --width W        hotspot width, share of the tasks (default 0.1)\n"
-                "  --speed V        drift: share of the tasks the hotspot moves per step;\n"
+                "  --drift-speed V  drift: share of the tasks the hotspot moves per step;\n"
                 "                   walk: sigma of each task's log cost per step (default 0.01)\n"
                 "  --cycle C        cycle: steps between two hotspot places (default 20)\n"
                 "  --hot-at S       hotspot: the step it appears at (default 0)\n"
@@ -243,14 +243,16 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         continue;
                 }
                 static const char *const with_value[] = {
-                        "--trace",    "--tasks",        "--load",       "--links",
-                        "--profile",  "--cores",        "--policy",     "--seed",
-                        "--repeat",   "--record",       "--task-bytes", "--link-bytes",
-                        "--ranks",    "--rank-threads", "--inner",      "--steps",
-                        "--round-us", "--tolerance",    "--speeds",     "--evolve",
-                        "--amp",      "--width",        "--speed",      "--cycle",
-                        "--hot-at",   "--noise",        "--byte-ns",    "--time-steps",
-                        "--period",   NULL};
+                        "--trace",      "--tasks",        "--load",
+                        "--links",      "--profile",      "--cores",
+                        "--policy",     "--seed",         "--repeat",
+                        "--record",     "--task-bytes",   "--link-bytes",
+                        "--ranks",      "--rank-threads", "--inner",
+                        "--steps",      "--round-us",     "--tolerance",
+                        "--speeds",     "--evolve",       "--amp",
+                        "--width",      "--drift-speed",  "--cycle",
+                        "--hot-at",     "--noise",        "--byte-ns",
+                        "--time-steps", "--period",       NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -356,7 +358,7 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 } else if (strcmp(a, "--width") == 0) {
                         if (parse_double(a, v, 1e-4, 1, &o->ev_width) < 0)
                                 return -1;
-                } else if (strcmp(a, "--speed") == 0) {
+                } else if (strcmp(a, "--drift-speed") == 0) {
                         if (parse_double(a, v, 0, 1, &o->ev_speed) < 0)
                                 return -1;
                 } else if (strcmp(a, "--noise") == 0) {

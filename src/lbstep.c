@@ -362,6 +362,7 @@ static void finish(struct lbomp *lb)
                            r->pub.decision_s);
         lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
         l->t_data = lbomp__mono_s();
+        l->pays_cost_s = l->t_data - l->t_begin;
 }
 
 /* Σ over live links of bytes × distance between their workers' nodes, from the task table. */
@@ -423,6 +424,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->rc = 0;
         l->skip = false;
         l->cur = NULL;
+        l->t_begin = lbomp__mono_s();
         lb->ws.lb_done = true;
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
@@ -446,6 +448,29 @@ void lbomp__lb_begin(struct lbomp *lb)
         if (!l->trace && !l->keep_costs && !lb->chunks && avg > 0 &&
             lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
+                return;
+        }
+        /* Moves that pay, in time: the most a plan can win per step is the excess of the largest
+         * load over the average; over the steps it would last (the period, times as many periods
+         * as the run has gone, at most 8, as auto's horizon) it must beat what the last LB step
+         * that ran a policy cost (before any did, auto's guess: 20 µs + 0.2 µs per task). Two
+         * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
+         * auto decides this itself. */
+        uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;
+        double gain = (mx - avg) * (double)lb->cfg.period * (double)periods;
+        double cost =
+                l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+        if (!l->trace && !l->keep_costs && !lb->chunks && pol != &lbomp__policy_auto && avg > 0 &&
+            gain < cost) {
+                size_t n = l->n;
+                record_only(lb, lam, mx, avg);
+                if (l->n > n)
+                        snprintf(l->rec[l->n - 1].note, sizeof l->rec[l->n - 1].note,
+                                 "does not pay: at most %.3g s won over %u period(s) < %.3g s, "
+                                 "%s; policy not run",
+                                 gain, periods, cost,
+                                 l->pays_cost_s > 0 ? "the last LB step's cost"
+                                                    : "an LB step's cost before any ran");
                 return;
         }
         int rc = build_snapshot(lb);

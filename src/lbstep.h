@@ -49,9 +49,13 @@ struct lbomp__lbs {
         const struct lbomp__snap *snap;
         struct lbomp__lbrec *cur;
         double t_decide, t_data;
-        bool skip;  /* no time was measured: nothing to decide from */
-        int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
-        int dec_rc; /* what the decentralized run returned */
+        double t_begin;     /* when this LB step began */
+        double pays_cost_s; /* the last LB step that ran a policy, begin to applied: what a plan
+                               must win back (0: none ran yet) */
+        uint32_t pays_runs; /* LB steps so far, for the horizon of the pays check */
+        bool skip;          /* no time was measured: nothing to decide from */
+        int rc;             /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
+        int dec_rc;         /* what the decentralized run returned */
         bool said_no_time;
         /* LBOMP_POLICY=auto (policy/auto.h): the when-rule checked at every time step, the LB
          * step it armed (the window then ends LBOMP__TIMED time steps later, its tasks timed),

@@ -4,7 +4,7 @@
  * taskset or with a variable set): every task still runs exactly once per step, the mapping stays
  * valid, and the report or stderr carries the one line that says what happened.
  * Usage: test_hostile ITEM   (cpuset, bind-refused, oversubscribed, team, flat-topology,
- *                             clock-zero, clock-back, policy-fail, huge, zero, one)
+ *                             clock-zero, clock-back, policy-fail, no-pay, huge, zero, one)
  * It links the library's internals for the hooks a real machine cannot be made to produce on
  * demand: a refused binding, a clock that stops or runs backwards, a failing policy.
  */
@@ -385,7 +385,7 @@ static void t_policy_fail(void)
                 reset_tasks();
                 lbomp_t *lb = create("greedy", 2, 3);
                 add_tasks(lb, 90, 2);
-                task[1].cost = 30;
+                task[1].cost = 3000; /* an imbalance worth an LB step (moves that pay) */
                 steps(lb, 1, "policy-fail");
                 ((struct lbomp *)lb)->cfg.policy = pols[k]; /* not in the public registry */
                 int before[MAXT];
@@ -475,6 +475,51 @@ static void t_one(const char *p)
         }
 }
 
+/* ---- moves that pay, in time ---------------------------------------------------------------- */
+
+/* An imbalance of nanoseconds is not worth an LB step: the policy does not run, nothing moves,
+ * the record says why; the same tasks with one of them made dear enough run it and move. A
+ * preemption inside a timed step can make a window look worth balancing, so the first half asks
+ * for one such LB step among eight, not for all of them. */
+static void t_no_pay(void)
+{
+        reset_tasks();
+        lbomp_t *lb = create("greedy", 2, 5);
+        ASSERT_EQ(lbomp_set_tolerance(lb, 0.01), 0);
+        add_tasks(lb, 64, 1);
+        task[0].cost = 20; /* worker 0: ≈ 1.5 µs more per step than worker 1 */
+        steps(lb, 40, "no-pay");
+        size_t n = lbomp_lb_count(lb), quiet = 0;
+        ASSERT_EQ(n, 8);
+        for (size_t i = 0; i < n; i++) {
+                lbomp_lb_stats_t st;
+                ASSERT_EQ(lbomp_lb_get(lb, i, &st, sizeof st), 0);
+                const char *note = ((struct lbomp *)lb)->lbs.rec[i].note; /* as in the report */
+                if (strstr(note, "does not pay")) {
+                        ASSERT_STR_CONTAINS(note, "policy not run");
+                        ASSERT_EQ(st.migrations, 0);
+                        quiet++;
+                }
+        }
+        printf("no-pay: %zu of %zu LB steps judged not worth a plan\n", quiet, n);
+        ASSERT_GT(quiet, 0);
+        ASSERT_STR_CONTAINS(report_of(lb), "does not pay");
+        lbomp_destroy(lb);
+
+        reset_tasks();
+        lb = create("greedy", 2, 5);
+        add_tasks(lb, 64, 1);
+        for (int i = 0; i < 16; i++)
+                task[i].cost = 2000; /* ≈ 2 ms more per step on worker 0: a plan pays */
+        steps(lb, 5, "no-pay");
+        lbomp_lb_stats_t st;
+        ASSERT_EQ(lbomp_lb_count(lb), 1);
+        ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
+        ASSERT(!strstr(((struct lbomp *)lb)->lbs.rec[0].note, "does not pay"));
+        ASSERT_GT(st.migrations, 0);
+        lbomp_destroy(lb);
+}
+
 int main(int argc, char **argv)
 {
         const char *item = argc > 1 ? argv[1] : "";
@@ -495,6 +540,8 @@ int main(int argc, char **argv)
                 t_clock(clock_backwards, "clock-back");
         else if (strcmp(item, "policy-fail") == 0)
                 t_policy_fail();
+        else if (strcmp(item, "no-pay") == 0)
+                t_no_pay();
         else if (strcmp(item, "huge") == 0)
                 per_policy = t_huge;
         else if (strcmp(item, "zero") == 0)

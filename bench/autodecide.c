@@ -12,23 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "policy/auto.h"
 #include "snapshot.h"
-
-static double now_s(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
-}
 
 static volatile int sink;
 
@@ -38,15 +25,14 @@ static double measure(const struct lbomp__snap *s, struct lbomp__auto_hist *h,
 {
         float f[LBOMP__AUTO_NFEAT];
         for (long r = 0; r < reps; r++) {
-                double t0 = now_s();
+                double t0 = bench_now_s();
                 for (int i = 0; i < 100; i++) {
                         lbomp__auto_features(s, h, scratch, f);
                         sink += lbomp__auto_classify(m, f);
                 }
-                t[r] = (now_s() - t0) / 100;
+                t[r] = (bench_now_s() - t0) / 100;
         }
-        qsort(t, (size_t)reps, sizeof *t, cmp);
-        return t[reps / 2];
+        return bench_median(t, reps);
 }
 
 int main(int argc, char **argv)
@@ -139,10 +125,8 @@ int main(int argc, char **argv)
                 tv[3][r] = one;
         }
         double med[4];
-        for (int v = 0; v < 4; v++) {
-                qsort(tv[v], (size_t)reps, sizeof *tv[v], cmp);
-                med[v] = tv[v][reps / 2];
-        }
+        for (int v = 0; v < 4; v++)
+                med[v] = bench_median(tv[v], reps);
         const char *kind = table->kind ? "tree" : "knn";
         if (json)
                 printf("{\"tasks\":%ld,\"workers\":%ld,\"table\":\"%s\",\"table_given_us\":%.4g,"

@@ -47,18 +47,7 @@ static struct lbp_range range_ull(const char *entry, bool up, ull start, ull end
 }
 
 /* The thread's next chunk as libgomp gives it: [istart, iend) in the loop's values, the last
- * chunk ending at `end` itself. */
-static bool next_long(long *istart, long *iend)
-{
-        int64_t lo, hi;
-        if (!lbp__next(&lo, &hi))
-                return false;
-        const struct lbp_range *r = lbp__range();
-        *istart = (long)(r->start + (uint64_t)lo * r->incr);
-        *iend = (long)(hi == r->count ? r->end : r->start + (uint64_t)hi * r->incr);
-        return true;
-}
-
+ * chunk ending at `end` itself; computed in unsigned 64-bit arithmetic for both entry kinds. */
 static bool next_ull(ull *istart, ull *iend)
 {
         int64_t lo, hi;
@@ -67,6 +56,16 @@ static bool next_ull(ull *istart, ull *iend)
         const struct lbp_range *r = lbp__range();
         *istart = r->start + (uint64_t)lo * r->incr;
         *iend = hi == r->count ? r->end : r->start + (uint64_t)hi * r->incr;
+        return true;
+}
+
+static bool next_long(long *istart, long *iend)
+{
+        ull a, b;
+        if (!next_ull(&a, &b))
+                return false;
+        *istart = (long)a;
+        *iend = (long)b;
         return true;
 }
 

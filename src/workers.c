@@ -119,12 +119,9 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         uint32_t *count = calloc(P, sizeof *count);
         uint32_t *quota = calloc(P, sizeof *quota);
         double *speed = calloc((size_t)P + 1, sizeof *speed);
-        if (!count || !quota || !speed) {
-                free(count);
-                free(quota);
-                free(speed);
-                return -ENOMEM;
-        }
+        int rc = -ENOMEM;
+        if (!count || !quota || !speed)
+                goto out;
         uint32_t npending = 0, k = 0;
         for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
@@ -140,12 +137,8 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                 speed[i] = ws->w[i].speed;
                 equal &= speed[i] == speed[0];
         }
-        if (npending && lbomp__place_counts(speed, equal ? NULL : count, P, npending, quota) < 0) {
-                free(count);
-                free(quota);
-                free(speed);
-                return -ENOMEM;
-        }
+        if (npending && lbomp__place_counts(speed, equal ? NULL : count, P, npending, quota) < 0)
+                goto out;
         for (uint32_t i = 0; i < P; i++)
                 count[i] += quota[i];
         for (uint32_t i = 0; i < P; i++) {
@@ -157,19 +150,13 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                         if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->ids, cap) ||
                             LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
                             LBOMP__GROW(w->runner, 2 * (size_t)cap) ||
-                            LBOMP__GROW(w->pcost, (size_t)cap + 1)) {
-                                free(count);
-                                free(quota);
-                                free(speed);
-                                return -ENOMEM;
-                        }
+                            LBOMP__GROW(w->pcost, (size_t)cap + 1))
+                                goto out;
                         w->cap = cap;
                 }
                 w->n = 0;
                 w->pcost_ok = false; /* the costs come with the next LB step */
         }
-        free(count);
-        free(speed);
         uint32_t at = 0; /* the worker whose block is being filled */
         for (uint32_t t = 0; t < tasks->nslots && npending; t++)
                 if (tasks->task[t].worker == LBOMP__PENDING) {
@@ -180,7 +167,6 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                         tasks->task[t].worker = at;
                         k++;
                 }
-        free(quota);
         for (uint32_t t = 0; t < tasks->nslots; t++) {
                 uint32_t wi = tasks->task[t].worker;
                 if (wi >= P)
@@ -194,7 +180,12 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         /* The time slots of timed steps are written by whoever runs each task: only what was
          * measured is read, so they need no clearing here. */
         tasks->dirty = false;
-        return 0;
+        rc = 0;
+out:
+        free(count);
+        free(quota);
+        free(speed);
+        return rc;
 }
 
 void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost)

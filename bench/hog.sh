@@ -3,12 +3,12 @@
 # beside a 2-thread `kneighbor --load uniform`, the variants interleaved, REPEATS rounds:
 #   default       lbomp's default configuration (refine, stealing, LBOMP_SPEEDS=auto)
 #   blind         the same with LBOMP_SPEEDS=off (every worker speed 1.0: the plans of before)
-#   none          --policy none (no plan; stealing still on, the default LBOMP_STEAL=all)
-#   none-nosteal  --policy none with LBOMP_STEAL=off (each thread runs its half)
+#   none          --policy none (nothing moves: no plan, no stealing; each thread runs its half)
+#   none-steal    --policy none with LBOMP_STEAL=all (stealing alone)
 #   default-nosteal  the default with LBOMP_STEAL=off (the speed-aware plan alone)
 #   omp-dynamic   --baseline omp-dynamic (no lbomp)
 # plus `default` without the hog. Prints one line per run, then a table of medians (total
-# seconds and median step) with ratios against none, none-nosteal and omp-dynamic, the two
+# seconds and median step) with ratios against none, none-steal and omp-dynamic, the two
 # workers' speeds of the default runs (from --report-json), and the load average before/after.
 # usage: bench/hog.sh KNEIGHBOR [REPEATS (default 7)] [extra kneighbor options]
 set -euo pipefail
@@ -52,7 +52,7 @@ for ((i = 1; i <= reps; i++)); do
   run default 1 LBOMP_X=1 -- "$@"
   run blind 1 LBOMP_SPEEDS=off -- "$@"
   run none 1 LBOMP_X=1 -- --policy none "$@"
-  run none-nosteal 1 LBOMP_STEAL=off -- --policy none "$@"
+  run none-steal 1 LBOMP_STEAL=all -- --policy none "$@"
   run default-nosteal 1 LBOMP_STEAL=off -- "$@"
   run omp-dynamic 1 LBOMP_X=1 -- --baseline omp-dynamic "$@"
   run default-nohog 0 LBOMP_X=1 -- "$@"
@@ -66,13 +66,13 @@ for r in rows:
     by.setdefault(r[0], []).append(r)
 med = {k: (st.median(float(r[1]) for r in v), st.median(float(r[2]) for r in v)) for k, v in by.items()}
 print(f"\n{sys.argv[2]} interleaved rounds, medians (hog: taskset -c 1 yes > /dev/null)\n")
-print("| variant | total s | median step s | total / none | total / none-nosteal | total / omp-dynamic | step / none | step / omp-dynamic | speeds (w0 w1, last run) |")
+print("| variant | total s | median step s | total / none | total / none-steal | total / omp-dynamic | step / none | step / omp-dynamic | speeds (w0 w1, last run) |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-for k in ["default", "blind", "none", "none-nosteal", "default-nosteal", "omp-dynamic",
+for k in ["default", "blind", "none", "none-steal", "default-nosteal", "omp-dynamic",
           "default-nohog"]:
     if k not in med: continue
     t, s = med[k]
     f = lambda a, b: f"{a / b:.3f}"
-    print(f"| {k} | {t:.3f} | {s:.4f} | {f(t, med['none'][0])} | {f(t, med['none-nosteal'][0])} | "
+    print(f"| {k} | {t:.3f} | {s:.4f} | {f(t, med['none'][0])} | {f(t, med['none-steal'][0])} | "
           f"{f(t, med['omp-dynamic'][0])} | {f(s, med['none'][1])} | {f(s, med['omp-dynamic'][1])} | {' '.join(by[k][-1][3:]) or '-'} |")
 PY

@@ -111,14 +111,17 @@ def variants(policies, steal):
     """`default`: no --policy and no LBOMP_* variable, i.e. what a user gets as lbomp comes; every
     policy as configured by default; `default` and a few policies again with stealing switched the
     other way (+steal = LBOMP_STEAL=all when the default is off, +nosteal = LBOMP_STEAL=off
-    otherwise)."""
+    otherwise; `none`, which steals nothing unless LBOMP_STEAL is set, gets +steal)."""
     alt = ("+steal", "all") if DEFAULT_STEAL == "off" else ("+nosteal", "off")
     v = [("default", "", {})]
     if steal:
         v += [("default" + alt[0], "", {"LBOMP_STEAL": alt[1]})]
     v += [(p, p, {}) for p in policies]
-    if steal:
-        v += [(p + alt[0], p, {"LBOMP_STEAL": alt[1]}) for p in STEAL_POLICIES if p in policies]
+    if steal:  # `none` steals nothing unless told: its other way is always +steal
+        for p in STEAL_POLICIES:
+            a = ("+steal", "all") if p == "none" else alt
+            if p in policies:
+                v += [(p + a[0], p, {"LBOMP_STEAL": a[1]})]
     v += [(b, None, {}) for b in BASELINES]
     return v  # (label, policy ("" = the library's default) or None for a baseline, environment)
 

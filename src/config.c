@@ -67,6 +67,10 @@ static int apply_policy(struct lbomp__config *c, const struct var *v, double num
                 return -ENOENT;
         }
         c->policy = p;
+        /* `none` means nothing moves — no plan, no theft — unless LBOMP_STEAL says otherwise:
+         * it is the baseline lbomp's balancing is measured against (README "Stealing"). */
+        if (!c->steal_set)
+                c->steal = strcmp(p->name, "none") == 0 ? LBOMP__STEAL_OFF : LBOMP__STEAL_ALL;
         return 0;
 }
 
@@ -107,6 +111,7 @@ static int apply_steal(struct lbomp__config *c, const struct var *v, double num,
 {
         (void)v, (void)s;
         c->steal = (enum lbomp__steal)(int)num;
+        c->steal_set = true;
         return 0;
 }
 
@@ -186,7 +191,7 @@ static const struct var vars[] = {
          NULL, apply_verbose},
         {"LBOMP_STEAL", "all",
          "stealing within a step, by a worker with nothing left: off, node (its NUMA node), all "
-         "(nearest first)",
+         "(nearest first); unset under LBOMP_POLICY=none: off",
          K_WORD, 0, 0, steal_words, NULL, apply_steal},
         {"LBOMP_TIME", "cpu",
          "task time: cpu (CPU time; the share of wall time a thread gets is its worker's speed) "

@@ -28,6 +28,7 @@ struct lbomp__config {
         char *topology; /* NULL: host */
         char *trace;    /* LBOMP_TRACE: file recording every LB step, or NULL */
         enum lbomp__steal steal;
+        bool steal_set; /* LBOMP_STEAL given: else `none` steals nothing, the others steal all */
         bool time_wall; /* LBOMP_TIME=wall: raw wall time; default cpu: bounded by CPU time */
         enum lbomp__speeds speeds; /* LBOMP_SPEEDS: auto (prior × measured), prior, off (1.0) */
         bool move_pages;           /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */

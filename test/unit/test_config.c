@@ -113,6 +113,50 @@ static void setters_are_the_variables(void)
                 }
 }
 
+/* The report's "steal" word for a run made from the environment, then after the setter. */
+static void steal_word(const char *policy_env, const char *steal_env, const char *setter_policy,
+                       const char *want)
+{
+        clear_env();
+        if (policy_env)
+                setenv("LBOMP_POLICY", policy_env, 1);
+        if (steal_env)
+                setenv("LBOMP_STEAL", steal_env, 1);
+        lbomp_t *lb = NULL;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        if (setter_policy)
+                ASSERT_EQ(lbomp_set_policy(lb, setter_policy), 0);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ASSERT(f != NULL);
+        ASSERT_EQ(lbomp_report(lb, f), 0);
+        fclose(f);
+        char needle[32];
+        snprintf(needle, sizeof needle, "steal %s\n", want);
+        if (!strstr(buf, needle))
+                FAIL("LBOMP_POLICY=%s LBOMP_STEAL=%s then lbomp_set_policy(%s): report lacks '%s'",
+                     policy_env ? policy_env : "(unset)", steal_env ? steal_env : "(unset)",
+                     setter_policy ? setter_policy : "-", want);
+        free(buf);
+        lbomp_destroy(lb);
+}
+
+/* Stealing is on by default; `none` means nothing moves unless LBOMP_STEAL says so, whichever
+ * way the policy was chosen. */
+static void none_steals_nothing_unless_told(void)
+{
+        steal_word(NULL, NULL, NULL, "all");
+        steal_word("none", NULL, NULL, "off");
+        steal_word("none", "all", NULL, "all");
+        steal_word("none", "node", NULL, "node");
+        steal_word("greedy", "off", NULL, "off");
+        steal_word(NULL, NULL, "none", "off");
+        steal_word("none", NULL, "refine", "all");
+        steal_word(NULL, "all", "none", "all");
+        steal_word(NULL, "off", "greedy", "off");
+}
+
 /* A topology file that is not a regular file, or far too large, is refused at once. */
 static void topology_files(void)
 {
@@ -207,6 +251,7 @@ int main(int argc, char **argv)
         bad("LBOMP_TOPOLOGY", path, -EINVAL, "hwloc", NULL);
         unlink(path);
 
+        none_steals_nothing_unless_told();
         good("LBOMP_POLICY", "refine");
         good("LBOMP_PERIOD", "1");
         good("LBOMP_SEED", "0x10");

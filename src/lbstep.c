@@ -451,13 +451,18 @@ void lbomp__lb_begin(struct lbomp *lb)
                 return;
         }
         /* Moves that pay, in time: the most a plan can win per step is the excess of the largest
-         * load over the average; over the steps it would last (the period, times as many periods
-         * as the run has gone, at most 8, as auto's horizon) it must beat what the last LB step
-         * that ran a policy cost (before any did, auto's guess: 20 µs + 0.2 µs per task). Two
+         * load over the average — the part of it that persisted: a worker above the mean at
+         * every timed step of the window, by the least it was above it (noise puts another
+         * worker on top at each step); over the steps it would last (the period, times as many
+         * periods as the run has gone, at most 8, as auto's horizon) it must beat what the last LB
+         * step that ran a policy cost (before any did, auto's guess: 20 µs + 0.2 µs per task). Two
          * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
          * auto decides this itself. */
         uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;
-        double gain = (mx - avg) * (double)lb->cfg.period * (double)periods;
+        double excess = mx - avg, persist = lbomp__window_persistent_excess(&lb->win, &lb->ws);
+        if (persist < excess) /* only what stayed on the same workers at every timed step */
+                excess = persist > 0 ? persist : 0;
+        double gain = excess * (double)lb->cfg.period * (double)periods;
         double cost =
                 l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
         if (!l->trace && !l->keep_costs && !lb->chunks && pol != &lbomp__policy_auto && avg > 0 &&

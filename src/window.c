@@ -127,6 +127,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
                 memset(win->ticks, 0, nslots * sizeof *win->ticks);
                 memset(win->ns, 0, nslots * sizeof *win->ns);
         }
+        win->nexcess = 0;
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 w->win_owned_s = w->win_run_s = 0;
@@ -214,11 +215,15 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         w->win_cpu_s += r->cpu_s;
                         w->win_wall_s += r->wall_s;
                         if (rec->timed) {
+                                if (win->nexcess < LBOMP__EXCESS_STEPS)
+                                        w->win_timed_owned[win->nexcess] = owned;
                                 w->win_owned_timed_s += owned;
                                 w->win_busy_timed_s += r->busy_s;
                                 w->win_bg_timed_s += r->bg_s;
                         }
                 }
+                if (rec->clean && rec->timed && win->nexcess < LBOMP__EXCESS_STEPS)
+                        win->nexcess++;
                 double lam = osum > 0 ? omax / (osum / n) : 1.0;
                 double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
                 rec->lambda = (float)lam;
@@ -465,6 +470,40 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w)
 {
         return win->timed ? w->win_bg_timed_s / win->timed : 0;
+}
+
+/* Worker w's owned load in kept timed step k as a predicted time (as lbomp__window_timed_lambda
+ * counts it: owned × hw in reference units / speed). */
+static double timed_pred(const struct lbomp__worker *w, uint32_t k)
+{
+        double l = w->win_timed_owned[k];
+        return w->hw != w->speed ? l * w->hw / w->speed : l;
+}
+
+double lbomp__window_persistent_excess(const struct lbomp__window *win,
+                                       const struct lbomp__workers *ws)
+{
+        if (!win->nexcess || !ws->n)
+                return INFINITY;
+        double avg[LBOMP__EXCESS_STEPS];
+        for (uint32_t k = 0; k < win->nexcess; k++) {
+                double sum = 0, ssum = 0;
+                for (int i = 0; i < ws->n; i++) {
+                        sum += ws->w[i].speed * timed_pred(&ws->w[i], k);
+                        ssum += ws->w[i].speed;
+                }
+                avg[k] = sum / ssum;
+        }
+        double best = -INFINITY;
+        for (int i = 0; i < ws->n; i++) {
+                double least = INFINITY;
+                for (uint32_t k = 0; k < win->nexcess; k++) {
+                        double e = timed_pred(&ws->w[i], k) - avg[k];
+                        least = e < least ? e : least;
+                }
+                best = least > best ? least : best;
+        }
+        return best;
 }
 
 double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct lbomp__workers *ws,

@@ -49,13 +49,14 @@ struct lbomp__window {
         uint32_t *last_w;
         uint8_t *ns; /* [cap] timed runs it was measured in (hist keeps the last ones) */
         uint32_t cap;
-        uint64_t first;  /* first step of the window being measured */
-        uint64_t steps;  /* its steps measured: those in which every task ran */
-        uint32_t timed;  /* of which timed task by task */
-        double wall0;    /* when it started */
-        double lam_sum;  /* Σ per-step λ over its steps */
-        double lam_max;  /* max per-step λ */
-        double lamr_sum; /* Σ per-step λ of what the workers carried */
+        uint64_t first;   /* first step of the window being measured */
+        uint64_t steps;   /* its steps measured: those in which every task ran */
+        uint32_t timed;   /* of which timed task by task */
+        uint32_t nexcess; /* timed steps kept in the workers' win_timed_owned */
+        double wall0;     /* when it started */
+        double lam_sum;   /* Σ per-step λ over its steps */
+        double lam_max;   /* max per-step λ */
+        double lamr_sum;  /* Σ per-step λ of what the workers carried */
         /* every step of the run */
         struct lbomp__steprec *step;
         uint64_t nstep, step_cap;
@@ -160,6 +161,11 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
+/* The excess that persisted over the window's timed steps, as the current speeds predict it:
+ * the largest, over workers, of the least predicted time above the step's capacity-weighted mean
+ * (≤ 0 when no worker stayed above it at every timed step); +inf when no timed step was kept. */
+double lbomp__window_persistent_excess(const struct lbomp__window *win,
+                                       const struct lbomp__workers *ws);
 /* λ of the workers' owned loads over the window's timed steps (what the costs of a snapshot
  * would add up to, worker by worker), as predicted times (owned × hw / speed) against the
  * capacity-weighted mean, with the max and mean load per step; 1.0 when none. */

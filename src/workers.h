@@ -20,6 +20,9 @@
 #define LBOMP__STEAL_LOG 8  /* victims a thief remembers per step before it flushes unscaled */
 #define LBOMP__RING      16 /* steps of loads a worker keeps until the step barrier folds them */
 
+/* Timed steps of a window whose owned loads are kept (lbomp__window_persistent_excess). */
+#define LBOMP__EXCESS_STEPS 8
+
 /* What a worker measured in one step, in seconds: written by the worker before the step's
  * barrier, folded into the window by a serial part within LBOMP__RING steps, so that the step
  * barrier does not read every worker's lines at every step. */
@@ -82,6 +85,8 @@ struct lbomp__worker {
         double win_bg_timed_s;    /* the rest of its run over the timed steps */
         uint64_t steps;           /* steps this worker has run */
         uint64_t clock_back;      /* readings earlier than the previous one, counted as 0 */
+        /* owned load of each of the window's first timed steps */
+        double win_timed_owned[LBOMP__EXCESS_STEPS];
         double win_cpu_s, win_wall_s; /* Σ cpu_s, wall_s of its clean steps in the window */
         /* Its speed (README "Unequal cores"), updated at every LB step (lbomp__window_speeds):
          * speed = prior × rel × share, task times × prior × rel = reference units. */

@@ -169,6 +169,7 @@ static void prepare(void *arg)
                 lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
         }
         lb->prepare_rc = rc;
+        lb->begun = true; /* lbomp__chunks_prepare began the time step, or nothing runs */
         if (rc < 0) {
                 /* Nothing runs: end it here, loudly. */
                 if (loop_rc == -EINVAL)
@@ -297,11 +298,6 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                         return it;
                 }
         }
-        /* The run's place in the program's time steps, which a gathering's serial part finds
-         * (lbomp__chunks_prepare); without one, thread 0's job, before its arrival at the step
-         * barrier that reads it. */
-        if (!gather && self == 0)
-                lbomp__tsteps_begin(lb->ts, &lb->tset);
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
         uint64_t word = word_of(lb);
@@ -485,6 +481,13 @@ static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t ste
 static void step_done(void *arg)
 {
         struct lbomp *lb = arg;
+        /* The run's place in the program's time steps: a gathering's serial part found it
+         * (lbomp__chunks_prepare); a step entered without gathering begins its time step here,
+         * once its whole team is through, so that a step refused at its end (a thread of the team
+         * never came) is not counted as a step run, whichever of its threads came. */
+        if (!lb->begun)
+                lbomp__tsteps_begin(lb->ts, &lb->tset);
+        lb->begun = false;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = word_of(lb);
         lb->win.pending = false; /* every worker folded the step before this one as it entered */

@@ -10,6 +10,10 @@
  *                    counts them
  *   nested           two nested teams enter the same runtime at once: no task runs twice in a
  *                    step, the second team is refused (-EBUSY)
+ *   cut              the interleaving behind a flake of `nested`, forced: thread 0 of the team
+ *                    that ran the last step enters the next one at once, a second team is
+ *                    refused before thread 1 comes, so the step is refused at its end with half
+ *                    its tasks run: the runtime does not count it as a step (lbomp_steps)
  *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
  *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
  *   break            a thread breaks out of its loop after 3 tasks, 200 steps, without and with
@@ -20,6 +24,7 @@
  */
 #include <errno.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +220,69 @@ static void t_nested(void)
         lbomp_destroy(lb);
 }
 
+static _Atomic int entered0, second_done;
+
+static void cut_step(lbomp_t *lb)
+{
+        int self = omp_get_thread_num();
+        if (self == 1)
+                while (!atomic_load(&second_done))
+                        sched_yield();
+        LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
+                atomic_store(&entered0, 1);
+                work(t);
+        }
+}
+
+/* The team that ran the last step comes back without gathering; its thread 1 only after a second
+ * team was refused. */
+static void t_cut(void)
+{
+        omp_set_max_active_levels(2);
+        lbomp_t *lb = create(2);
+        uint64_t steps = 0;
+        long runs[NTASKS];
+#pragma omp parallel num_threads(2)
+        {
+                int outer = omp_get_thread_num();
+                if (outer == 0) {
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                work(t);
+                        ASSERT_EQ(lbomp_last_step(lb), 0);
+                        ASSERT_EQ(max_runs(), 1);
+                        steps = lbomp_steps(lb);
+                        for (int i = 0; i < NTASKS; i++)
+                                runs[i] = runs_of(i);
+                }
+#pragma omp barrier
+                if (outer == 0) {
+#pragma omp parallel num_threads(2)
+                        cut_step(lb);
+                } else {
+                        while (!atomic_load(&entered0))
+                                sched_yield();
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                work(t);
+                        atomic_store(&second_done, 1);
+                }
+        }
+        ASSERT_EQ(lbomp_last_step(lb), -EBUSY);
+        printf("cut: %s\n", lbomp_last_error());
+        long ran = 0;
+        for (int i = 0; i < NTASKS; i++) {
+                long d = runs_of(i) - runs[i];
+                ASSERT(d == 0 || d == 1);
+                ran += d;
+        }
+        /* Thread 0's tasks ran, thread 1's did not; the step was refused, not counted. */
+        ASSERT_GT(ran, 0);
+        ASSERT_LT(ran, NTASKS);
+        ASSERT_EQ(lbomp_steps(lb), steps);
+        lbomp_destroy(lb);
+}
+
 static void t_outside(void)
 {
         lbomp_t *lb = create(2);
@@ -320,6 +388,8 @@ int main(int argc, char **argv)
                 construct_then_refused(item);
         else if (strcmp(item, "nested") == 0)
                 t_nested();
+        else if (strcmp(item, "cut") == 0)
+                t_cut();
         else if (strcmp(item, "outside") == 0)
                 t_outside();
         else if (strcmp(item, "step-in-region") == 0)

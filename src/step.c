@@ -556,23 +556,36 @@ static bool missing_team(void *arg, double waited_s)
 static void broken_step(struct lbomp *lb, uint32_t self, uint64_t tag)
 {
         uint32_t n = (uint32_t)lb->team_n;
+        uint64_t left = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (!lbomp__team_is_in(&lb->team, i, tag))
+                        left += lb->ws.w[i].n;
         int p = lbomp__team_poisoned(&lb->team);
-        if (!p) {
-                uint64_t left = 0;
-                for (uint32_t i = 0; i < n; i++)
-                        if (!lbomp__team_is_in(&lb->team, i, tag))
-                                left += lb->ws.w[i].n;
-                p = lbomp__team_poison(
-                        &lb->team, -ETIMEDOUT,
-                        "lbomp: only %u of the %u threads of the team reached step %llu within "
-                        "%g s (LBOMP_STEP_TIMEOUT): every thread of the team must run "
-                        "LBOMP_FOR_EACH_TASK, so it cannot be inside `#pragma omp single`, "
-                        "`master` or `masked`, or in a branch some threads skip. The tasks of the "
-                        "threads that came ran once; %llu task(s) of the others did not run, and "
-                        "the runtime refuses every later step",
-                        lbomp__team_entered(&lb->team, n, tag), n, (unsigned long long)(tag - 1),
-                        lb->cfg.step_timeout, (unsigned long long)left);
+        if (p) {
+                /* Refused by another team (a second team came) before the rest of ours did: the
+                 * poison says why, this step's result what of it ran. */
+                const char *why = lbomp_last_error();
+                if (strncmp(why, "lbomp: ", 7) == 0)
+                        why += 7;
+                step_result(lb, p, true,
+                            "lbomp: step %llu ended with only %u of its %u threads, the others "
+                            "refused; the tasks of the threads that came ran once, %llu task(s) "
+                            "of the others did not run. Why: %s",
+                            (unsigned long long)(tag - 1), lbomp__team_entered(&lb->team, n, tag),
+                            n, (unsigned long long)left, why);
+                lbomp__team_leave(&lb->team, self);
+                return;
         }
+        p = lbomp__team_poison(
+                &lb->team, -ETIMEDOUT,
+                "lbomp: only %u of the %u threads of the team reached step %llu within "
+                "%g s (LBOMP_STEP_TIMEOUT): every thread of the team must run "
+                "LBOMP_FOR_EACH_TASK, so it cannot be inside `#pragma omp single`, "
+                "`master` or `masked`, or in a branch some threads skip. The tasks of the "
+                "threads that came ran once; %llu task(s) of the others did not run, and "
+                "the runtime refuses every later step",
+                lbomp__team_entered(&lb->team, n, tag), n, (unsigned long long)(tag - 1),
+                lb->cfg.step_timeout, (unsigned long long)left);
         refused(lb, p);
         lbomp__team_leave(&lb->team, self);
 }

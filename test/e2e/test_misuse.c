@@ -13,7 +13,8 @@
  *   cut              the interleaving behind a flake of `nested`, forced: thread 0 of the team
  *                    that ran the last step enters the next one at once, a second team is
  *                    refused before thread 1 comes, so the step is refused at its end with half
- *                    its tasks run: the runtime does not count it as a step (lbomp_steps)
+ *                    its tasks run: the runtime does not count it as a step (lbomp_steps), and the
+ *                    message says how many tasks did not run
  *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
  *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
  *   break            a thread breaks out of its loop after 3 tasks, 200 steps, without and with
@@ -221,6 +222,7 @@ static void t_nested(void)
 }
 
 static _Atomic int entered0, second_done;
+static char cut_msg[512]; /* what thread 0 of the cut step was told */
 
 static void cut_step(lbomp_t *lb)
 {
@@ -232,6 +234,8 @@ static void cut_step(lbomp_t *lb)
                 atomic_store(&entered0, 1);
                 work(t);
         }
+        if (self == 0)
+                snprintf(cut_msg, sizeof cut_msg, "%s", lbomp_last_error());
 }
 
 /* The team that ran the last step comes back without gathering; its thread 1 only after a second
@@ -280,6 +284,12 @@ static void t_cut(void)
         ASSERT_GT(ran, 0);
         ASSERT_LT(ran, NTASKS);
         ASSERT_EQ(lbomp_steps(lb), steps);
+        /* Thread 0 of the cut step is told what of it ran, and why. */
+        printf("cut, thread 0: %s\n", cut_msg);
+        char want[96];
+        snprintf(want, sizeof want, "%ld task(s) of the others did not run", NTASKS - ran);
+        ASSERT_STR_CONTAINS(cut_msg, want);
+        ASSERT_STR_CONTAINS(cut_msg, "second OpenMP team");
         lbomp_destroy(lb);
 }
 

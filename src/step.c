@@ -500,8 +500,9 @@ static void step_done(void *arg)
                             "for balancing",
                             (unsigned long long)lb->steps, (unsigned long long)skipped,
                             lb->tasks.nalive);
-        else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed))
-                atomic_store(&lb->step_rc, 0);
+        else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed) &&
+                 !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
+                atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
         lbomp__window_step(&lb->win, skipped, clean, timed);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)

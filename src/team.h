@@ -29,8 +29,9 @@ struct lbomp__barrier {
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t count;
         _Atomic uint64_t sum; /* added to by arriving threads, read by the serial part: it comes
                                  with the line every arrival touches anyway */
-        _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 2 * generation (+1:
-                                                               broken) */
+        _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 4 * generation (+1:
+                                                               broken, +2: its serial part
+                                                               runs) */
         _Atomic uint64_t word; /* written by the serial part, read by the waiters after the
                                   release (relaxed: the release orders it): it comes with the
                                   line every waiter reads anyway */

@@ -15,6 +15,9 @@
  *                    refused before thread 1 comes, so the step is refused at its end with half
  *                    its tasks run: the runtime does not count it as a step (lbomp_steps), and the
  *                    message says how many tasks did not run
+ *   prepared         a second team comes while the first one's gathering prepares its step:
+ *                    the second is refused, the first runs its step whole (or, not all there yet,
+ *                    none of it), and the runtime counts the step only if it ran
  *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
  *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
  *   break            a thread breaks out of its loop after 3 tasks, 200 steps, without and with
@@ -295,6 +298,50 @@ static void t_cut(void)
         lbomp_destroy(lb);
 }
 
+#define NBIG (1 << 20)
+
+static _Atomic unsigned char big_runs[NBIG];
+
+/* A team's gathering prepares a long first step (a million new tasks to place) when a second
+ * team comes: the second team is refused, and the first one, all arrived, runs its step whole (it
+ * was refused too, and the step counted with no task run). */
+static void t_prepared(void)
+{
+        omp_set_max_active_levels(2);
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        for (int i = 0; i < NBIG; i++)
+                ASSERT_EQ(lbomp_task_add(lb, (void *)&big_runs[i], 8, LBOMP_NODE_ANY, NULL), 0);
+#pragma omp parallel num_threads(2)
+        {
+                if (omp_get_thread_num() == 0) {
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, _Atomic unsigned char *, r)
+                                atomic_fetch_add_explicit(r, 1, memory_order_relaxed);
+                } else {
+                        /* The first team's time step begins in its gathering's serial part,
+                         * before the tasks are placed. */
+                        while (lbomp_steps(lb) == 0)
+                                sched_yield();
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, _Atomic unsigned char *, r)
+                                atomic_fetch_add_explicit(r, 1, memory_order_relaxed);
+                }
+        }
+        /* Every task ran once in each step counted: the first team's (the second refused), or,
+         * when the second came only after the first team's step (a busy machine), each team's. */
+        int rc = lbomp_last_step(lb);
+        uint64_t steps = lbomp_steps(lb);
+        printf("prepared: %llu step(s) counted, last step %d\n", (unsigned long long)steps, rc);
+        for (int i = 0; i < NBIG; i++)
+                if (atomic_load(&big_runs[i]) != steps)
+                        FAIL("task %d ran %d times in %llu step(s) (last step: %d)", i,
+                             (int)atomic_load(&big_runs[i]), (unsigned long long)steps, rc);
+        ASSERT(rc == -EBUSY || (rc == 0 && steps == 2));
+        lbomp_destroy(lb);
+}
+
 static void t_outside(void)
 {
         lbomp_t *lb = create(2);
@@ -402,6 +449,8 @@ int main(int argc, char **argv)
                 t_nested();
         else if (strcmp(item, "cut") == 0)
                 t_cut();
+        else if (strcmp(item, "prepared") == 0)
+                t_prepared();
         else if (strcmp(item, "outside") == 0)
                 t_outside();
         else if (strcmp(item, "step-in-region") == 0)

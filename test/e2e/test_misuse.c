@@ -10,6 +10,9 @@
  *                    counts them
  *   nested           two nested teams enter the same runtime at once: no task runs twice in a
  *                    step, the second team is refused (-EBUSY)
+ *   nested-stress [S] `nested` on fresh runtimes for S seconds (default 3), the threads of the two
+ *                    teams coming in random orders: no task twice, none missing from a step
+ *                    counted (stress suite, run under TSan)
  *   cut              the interleaving behind a flake of `nested`, forced: thread 0 of the team
  *                    that ran the last step enters the next one at once, a second team is
  *                    refused before thread 1 comes, so the step is refused at its end with half
@@ -24,7 +27,7 @@
  *                    stealing: every step reports the tasks that did not run (-EINTR, and
  *                    lbomp_step_get), no more and no fewer, and nothing piles up on the thread
  *                    that breaks (its number does not grow, the balancer never gives it tasks)
- * Usage: test_misuse ITEM
+ * Usage: test_misuse ITEM [SECONDS]
  */
 #include <errno.h>
 #include <omp.h>
@@ -224,6 +227,90 @@ static void t_nested(void)
         printf("nested: %s\n", lbomp_last_error());
         ASSERT_DLE(now_s() - t0, 10.0);
         lbomp_destroy(lb);
+}
+
+/* Spins a while: 0 to 2^bits polls, so that the threads of the two teams come in every order. */
+static void jitter(unsigned *seed, int bits)
+{
+        *seed = *seed * 1103515245u + 12345u;
+        for (volatile unsigned k = (*seed >> 16) & ((1u << bits) - 1); k > 0; k--)
+                ;
+}
+
+/* A team of two threads running a step, each thread after a random spin. */
+static void inner_team(lbomp_t *lb, unsigned seed)
+{
+#pragma omp parallel num_threads(2)
+        {
+                /* One thread of the team late, the other on time: which one, and how late,
+                 * from the seed. */
+                int me = omp_get_thread_num(), late = (int)(seed >> 12) & 1;
+                unsigned s = seed * 7 + (unsigned)me;
+                jitter(&s, me == late ? 14 + 2 * (int)((seed >> 13) & 3) : 6);
+                LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                        work(t);
+        }
+}
+
+/* `nested` on fresh runtimes for `seconds`, each thread starting after a random spin, half of the
+ * runtimes with a first step of their own, some reps changing the tasks (a gathering): every step
+ * counted ran each task once, a refused one each at most once (stress suite, TSan). */
+static void t_nested_stress(double seconds)
+{
+        omp_set_max_active_levels(2);
+        double t0 = now_s();
+        long runtimes = 0, refused = 0, reps = 0, cut = 0;
+        long runs[NTASKS];
+        while (now_s() - t0 < seconds || runtimes < 10) {
+                lbomp_t *lb = create(2);
+                if (runtimes & 1)
+                        run_ok_step(lb);
+                for (int rep = 0; rep < 20 && lbomp_last_step(lb) != -EBUSY; rep++, reps++) {
+                        if (rep % 7 == 6) { /* the next step gathers */
+                                lbomp_id_t id;
+                                ASSERT_EQ(lbomp_task_add(lb, &task[0], 64, LBOMP_NODE_ANY, &id), 0);
+                                ASSERT_EQ(lbomp_task_remove(lb, id), 0);
+                        }
+                        for (int i = 0; i < NTASKS; i++)
+                                runs[i] = runs_of(i);
+                        uint64_t steps = lbomp_steps(lb);
+#pragma omp parallel num_threads(2)
+                        {
+                                /* Some runtimes begin with the two teams one after the other, so
+                                 * that the next race finds a team that may enter at once. */
+                                int me = omp_get_thread_num(), first = (int)(runtimes / 3) & 1;
+                                unsigned seed = (unsigned)(runtimes * 977 + rep * 31 + me);
+                                if (rep == 0 && runtimes % 3 != 0) {
+                                        if (me == first)
+                                                inner_team(lb, seed);
+#pragma omp barrier
+                                        if (me != first)
+                                                inner_team(lb, seed);
+                                } else {
+                                        jitter(&seed, 8 + 4 * (int)((seed >> 8) & 3));
+                                        inner_team(lb, seed);
+                                }
+                        }
+                        long ran = (long)(lbomp_steps(lb) - steps);
+                        int rc = lbomp_last_step(lb);
+                        ASSERT_LE(ran, 2);
+                        cut += rc != 0 &&
+                               runs_of(0) - runs[0] != runs_of(NTASKS - 1) - runs[NTASKS - 1];
+                        for (int i = 0; i < NTASKS; i++) {
+                                long d = runs_of(i) - runs[i];
+                                if (d != ran && !(d == ran + 1 && rc != 0))
+                                        FAIL("runtime %ld, rep %d: task %d ran %ld times in %ld "
+                                             "step(s) (last step: %d)",
+                                             runtimes, rep, i, d, ran, rc);
+                        }
+                }
+                refused += lbomp_last_step(lb) == -EBUSY;
+                lbomp_destroy(lb);
+                runtimes++;
+        }
+        printf("nested-stress: %ld runtimes, %ld reps, %ld ended refused, %ld with a step cut, "
+               "%.1f s\n",
+               runtimes, reps, refused, cut, now_s() - t0);
 }
 
 static _Atomic int entered0, second_done;
@@ -447,6 +534,8 @@ int main(int argc, char **argv)
                 construct_then_refused(item);
         else if (strcmp(item, "nested") == 0)
                 t_nested();
+        else if (strcmp(item, "nested-stress") == 0)
+                t_nested_stress(argc > 2 ? atof(argv[2]) : 3.0);
         else if (strcmp(item, "cut") == 0)
                 t_cut();
         else if (strcmp(item, "prepared") == 0)

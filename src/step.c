@@ -264,8 +264,18 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         /* The step barrier's word is stable here: its writer, the next serial part, waits for
          * this thread. A gathering republishes it. */
         uint64_t tag = (word_of(lb) >> W_SHIFT) + 1;
-        bool gather = !may_enter(lb, team);
-        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(level), self, team, tag, &gather);
+        uint64_t key = lbomp__team_key(level);
+        bool gather = false;
+        int rc = lbomp__team_enter(&lb->team, key, self, team, tag, &gather);
+        /* The fast path's conditions are read once this thread is inside without gathering: then
+         * no other team gathers (it would see this thread inside), so what they read was written
+         * before the state this thread read. Read before, they could race with a second team's
+         * gathering (a misuse, but a race all the same: TSan saw it). */
+        if (rc == 0 && !gather && !may_enter(lb, team)) {
+                lbomp__team_leave(&lb->team, self);
+                gather = true;
+                rc = lbomp__team_enter(&lb->team, key, self, team, tag, &gather);
+        }
         if (rc < 0) {
                 refused(lb, rc);
                 return it;

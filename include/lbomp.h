@@ -587,7 +587,8 @@ size_t lbomp_window_count(const lbomp_t *lb);
  * NULL or size 0. */
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size);
 /** Time steps of the program so far (see "Time steps"): with LBOMP_FOR_EACH_TASK or lbomp_step()
- * alone, the steps run. */
+ * alone, the steps run; a step refused at its end (lbomp_last_step()) is not among them. Call it
+ * between steps. */
 uint64_t lbomp_steps(const lbomp_t *lb);
 /** Copies step `step` (0 .. lbomp_steps() - 1) into *out (`size` = sizeof *out). -ENOENT if it
  * did not run, -EINVAL for NULL or size 0. */

@@ -40,6 +40,7 @@ struct lbomp {
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
         int prepare_rc; /* the step could not start: 0 or a negative errno */
+        bool begun;     /* the gathering began this step's time step (else the step's end does) */
         bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
                            the next step gathers */
         /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a

@@ -169,6 +169,7 @@ static void prepare(void *arg)
                 lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);
         }
         lb->prepare_rc = rc;
+        lb->begun = true; /* lbomp__chunks_prepare began the time step, or nothing runs */
         if (rc < 0) {
                 /* Nothing runs: end it here, loudly. */
                 if (loop_rc == -EINVAL)
@@ -263,8 +264,18 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         /* The step barrier's word is stable here: its writer, the next serial part, waits for
          * this thread. A gathering republishes it. */
         uint64_t tag = (word_of(lb) >> W_SHIFT) + 1;
-        bool gather = !may_enter(lb, team);
-        int rc = lbomp__team_enter(&lb->team, lbomp__team_key(level), self, team, tag, &gather);
+        uint64_t key = lbomp__team_key(level);
+        bool gather = false;
+        int rc = lbomp__team_enter(&lb->team, key, self, team, tag, &gather);
+        /* The fast path's conditions are read once this thread is inside without gathering: then
+         * no other team gathers (it would see this thread inside), so what they read was written
+         * before the state this thread read. Read before, they could race with a second team's
+         * gathering (a misuse, but a race all the same: TSan saw it). */
+        if (rc == 0 && !gather && !may_enter(lb, team)) {
+                lbomp__team_leave(&lb->team, self);
+                gather = true;
+                rc = lbomp__team_enter(&lb->team, key, self, team, tag, &gather);
+        }
         if (rc < 0) {
                 refused(lb, rc);
                 return it;
@@ -297,11 +308,6 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                         return it;
                 }
         }
-        /* The run's place in the program's time steps, which a gathering's serial part finds
-         * (lbomp__chunks_prepare); without one, thread 0's job, before its arrival at the step
-         * barrier that reads it. */
-        if (!gather && self == 0)
-                lbomp__tsteps_begin(lb->ts, &lb->tset);
         struct lbomp__worker *w = &lb->ws.w[self];
         lbomp__workers_bind(&lb->ws, (int)self, &lb->topo, lb->omp_binds);
         uint64_t word = word_of(lb);
@@ -485,6 +491,13 @@ static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t ste
 static void step_done(void *arg)
 {
         struct lbomp *lb = arg;
+        /* The run's place in the program's time steps: a gathering's serial part found it
+         * (lbomp__chunks_prepare); a step entered without gathering begins its time step here,
+         * once its whole team is through, so that a step refused at its end (a thread of the team
+         * never came) is not counted as a step run, whichever of its threads came. */
+        if (!lb->begun)
+                lbomp__tsteps_begin(lb->ts, &lb->tset);
+        lb->begun = false;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = word_of(lb);
         lb->win.pending = false; /* every worker folded the step before this one as it entered */
@@ -497,8 +510,9 @@ static void step_done(void *arg)
                             "for balancing",
                             (unsigned long long)lb->steps, (unsigned long long)skipped,
                             lb->tasks.nalive);
-        else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed))
-                atomic_store(&lb->step_rc, 0);
+        else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed) &&
+                 !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
+                atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
         lbomp__window_step(&lb->win, skipped, clean, timed);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)
@@ -553,23 +567,36 @@ static bool missing_team(void *arg, double waited_s)
 static void broken_step(struct lbomp *lb, uint32_t self, uint64_t tag)
 {
         uint32_t n = (uint32_t)lb->team_n;
+        uint64_t left = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (!lbomp__team_is_in(&lb->team, i, tag))
+                        left += lb->ws.w[i].n;
         int p = lbomp__team_poisoned(&lb->team);
-        if (!p) {
-                uint64_t left = 0;
-                for (uint32_t i = 0; i < n; i++)
-                        if (!lbomp__team_is_in(&lb->team, i, tag))
-                                left += lb->ws.w[i].n;
-                p = lbomp__team_poison(
-                        &lb->team, -ETIMEDOUT,
-                        "lbomp: only %u of the %u threads of the team reached step %llu within "
-                        "%g s (LBOMP_STEP_TIMEOUT): every thread of the team must run "
-                        "LBOMP_FOR_EACH_TASK, so it cannot be inside `#pragma omp single`, "
-                        "`master` or `masked`, or in a branch some threads skip. The tasks of the "
-                        "threads that came ran once; %llu task(s) of the others did not run, and "
-                        "the runtime refuses every later step",
-                        lbomp__team_entered(&lb->team, n, tag), n, (unsigned long long)(tag - 1),
-                        lb->cfg.step_timeout, (unsigned long long)left);
+        if (p) {
+                /* Refused by another team (a second team came) before the rest of ours did: the
+                 * poison says why, this step's result what of it ran. */
+                const char *why = lbomp_last_error();
+                if (strncmp(why, "lbomp: ", 7) == 0)
+                        why += 7;
+                step_result(lb, p, true,
+                            "lbomp: step %llu ended with only %u of its %u threads, the others "
+                            "refused; the tasks of the threads that came ran once, %llu task(s) "
+                            "of the others did not run. Why: %s",
+                            (unsigned long long)(tag - 1), lbomp__team_entered(&lb->team, n, tag),
+                            n, (unsigned long long)left, why);
+                lbomp__team_leave(&lb->team, self);
+                return;
         }
+        p = lbomp__team_poison(
+                &lb->team, -ETIMEDOUT,
+                "lbomp: only %u of the %u threads of the team reached step %llu within "
+                "%g s (LBOMP_STEP_TIMEOUT): every thread of the team must run "
+                "LBOMP_FOR_EACH_TASK, so it cannot be inside `#pragma omp single`, "
+                "`master` or `masked`, or in a branch some threads skip. The tasks of the "
+                "threads that came ran once; %llu task(s) of the others did not run, and "
+                "the runtime refuses every later step",
+                lbomp__team_entered(&lb->team, n, tag), n, (unsigned long long)(tag - 1),
+                lb->cfg.step_timeout, (unsigned long long)left);
         refused(lb, p);
         lbomp__team_leave(&lb->team, self);
 }

@@ -2,9 +2,11 @@
  * team.c — who is in a step and the barrier they meet at (team.h).
  *
  * The barrier is a counter and a generation word: the last thread to arrive resets the counter,
- * runs the serial part and bumps the generation; the others spin on it for a while, then sleep on
- * it with futex(2). Breaking (the watchdog) and releasing both change the generation word with a
- * compare-and-swap from the same value, so exactly one of them happens for a generation.
+ * claims the generation, runs the serial part and bumps the generation; the others spin on it for
+ * a while, then sleep on it with futex(2). Breaking (the watchdog, a poison) and claiming both
+ * change the generation word with a compare-and-swap from the same value, so exactly one of them
+ * happens for a generation, and a serial part that began always completes its generation: broken
+ * there, its work would be done (a gathering's time step begun) for a step that never runs.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -69,19 +71,24 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
         uint32_t ph = atomic_load_explicit(&b->phase, memory_order_acquire);
         if (ph & 1)
                 return -ETIMEDOUT;
+        ph &= ~3u; /* an arrival while a serial part runs (more than n threads: a misuse) waits
+                      for that generation's release, as it always did */
         /* acq_rel: the last arrival sees, through the chain of increments, every thread's writes
          * before its arrival. */
         uint32_t a = atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1;
         if (a >= n) {
                 atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-                if (serial)
-                        serial(arg);
-                /* Release: waiters that see the new generation see the serial part's writes. A
-                 * watchdog may have broken this generation in the meantime: then it stays
-                 * broken, and the step is refused here too. */
+                /* The claim: from now on nobody breaks this generation. A watchdog or a poison
+                 * may have broken it before: then it stays broken, the serial part does not run,
+                 * and the step is refused here too. */
                 uint32_t expect = ph;
                 bool ok = atomic_compare_exchange_strong_explicit(
-                        &b->phase, &expect, ph + 2, memory_order_release, memory_order_acquire);
+                        &b->phase, &expect, ph + 2, memory_order_acquire, memory_order_acquire);
+                if (ok && serial)
+                        serial(arg);
+                /* Release: waiters that see the new generation see the serial part's writes. */
+                if (ok)
+                        atomic_store_explicit(&b->phase, ph + 4, memory_order_release);
                 futex_wake_all(&b->phase);
                 if (arrived)
                         *arrived = a;
@@ -91,12 +98,12 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
         uint32_t polls = oversubscribed ? SPIN_POLLS_OVER : SPIN_POLLS;
         for (uint32_t i = 0;; i++) {
                 uint32_t now = atomic_load_explicit(&b->phase, memory_order_acquire);
-                if (now != ph) {
+                /* ph + 2: the serial part runs, wait on; only ph + 1 is this generation broken;
+                 * from ph + 4 on it was released (a later break is a later generation's, seen by a
+                 * waiter that was slow to look). */
+                if (now != ph && now != ph + 2) {
                         if (arrived)
                                 *arrived = atomic_load_explicit(&b->count, memory_order_relaxed);
-                        /* Only ph + 1 is this generation broken; a later odd phase is a break of
-                         * a later generation (a poison after this one was released), seen by a
-                         * waiter that was slow to look. */
                         return now == ph + 1 ? -ETIMEDOUT : 0;
                 }
                 if (i < polls) {
@@ -107,7 +114,7 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                         sched_yield();
                         continue;
                 }
-                if (stuck && stuck(warg, lbomp__mono_s() - t0)) {
+                if (now == ph && stuck && stuck(warg, lbomp__mono_s() - t0)) {
                         uint32_t seen = atomic_load_explicit(&b->count, memory_order_relaxed);
                         uint32_t expect = ph;
                         if (atomic_compare_exchange_strong_explicit(&b->phase, &expect, ph | 1,
@@ -118,9 +125,9 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                                         *arrived = seen;
                                 return -ETIMEDOUT;
                         }
-                        continue; /* released (or broken) just now: look again */
+                        continue; /* claimed or broken just now: look again */
                 }
-                futex_wait(&b->phase, ph, stuck ? SLICE_S : 0);
+                futex_wait(&b->phase, now, stuck ? SLICE_S : 0);
         }
 }
 
@@ -128,7 +135,7 @@ void lbomp__barrier_reset(struct lbomp__barrier *b)
 {
         atomic_store_explicit(&b->count, 0, memory_order_relaxed);
         uint32_t ph = atomic_load_explicit(&b->phase, memory_order_relaxed);
-        atomic_store_explicit(&b->phase, (ph | 1) + 1, memory_order_release);
+        atomic_store_explicit(&b->phase, (ph | 3) + 1, memory_order_release);
 }
 
 int lbomp__team_init(struct lbomp__team *t)
@@ -314,11 +321,12 @@ int lbomp__team_poison(struct lbomp__team *t, int err, const char *fmt, ...)
         }
         /* Whoever waits at a gathering must hear it now, not at its watchdog; a step that
          * already runs is not disturbed: its end barrier's watchdog looks at the poison while
-         * some thread of its team has not entered. */
+         * some thread of its team has not entered. Nor is a gathering whose team all arrived
+         * (its serial part runs): its step runs whole. */
         uint64_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if ((st & 3) == LBOMP__TEAM_GATHERING) {
                 uint32_t ph = atomic_load_explicit(&t->gather.phase, memory_order_acquire);
-                if (!(ph & 1) && atomic_compare_exchange_strong(&t->gather.phase, &ph, ph | 1))
+                if (!(ph & 3) && atomic_compare_exchange_strong(&t->gather.phase, &ph, ph | 1))
                         futex_wake_all(&t->gather.phase);
                 atomic_store_explicit(&t->state, 0, memory_order_release);
         }

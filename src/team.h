@@ -29,8 +29,9 @@ struct lbomp__barrier {
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t count;
         _Atomic uint64_t sum; /* added to by arriving threads, read by the serial part: it comes
                                  with the line every arrival touches anyway */
-        _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 2 * generation (+1:
-                                                               broken) */
+        _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 4 * generation (+1:
+                                                               broken, +2: its serial part
+                                                               runs) */
         _Atomic uint64_t word; /* written by the serial part, read by the waiters after the
                                   release (relaxed: the release orders it): it comes with the
                                   line every waiter reads anyway */
@@ -41,8 +42,10 @@ struct lbomp__barrier {
  * leaves, so the serial part sees every thread's writes and every thread sees its writes. With
  * timeout_s > 0 a thread that has waited that long without the team arriving breaks the barrier:
  * every waiter, and every thread arriving later, returns -ETIMEDOUT (*arrived, when not NULL,
- * says how many had arrived). A waiter spins briefly (a few polls when `oversubscribed`: its spin
- * would take the core from the thread it waits for), then sleeps. Returns 0 or -ETIMEDOUT.
+ * says how many had arrived). Once all n arrived it no longer breaks: a serial part that began
+ * completes its generation, and one the break came before does not run. A waiter spins briefly (a
+ * few polls when `oversubscribed`: its spin would take the core from the thread it waits for),
+ * then sleeps. Returns 0 or -ETIMEDOUT.
  */
 int lbomp__barrier_wait(struct lbomp__barrier *b, uint32_t n, double timeout_s, bool oversubscribed,
                         void (*serial)(void *), void *arg, uint32_t *arrived);

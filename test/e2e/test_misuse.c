@@ -10,16 +10,28 @@
  *                    counts them
  *   nested           two nested teams enter the same runtime at once: no task runs twice in a
  *                    step, the second team is refused (-EBUSY)
+ *   nested-stress [S] `nested` on fresh runtimes for S seconds (default 3), the threads of the two
+ *                    teams coming in random orders: no task twice, none missing from a step
+ *                    counted (stress suite, run under TSan)
+ *   cut              the interleaving behind a flake of `nested`, forced: thread 0 of the team
+ *                    that ran the last step enters the next one at once, a second team is
+ *                    refused before thread 1 comes, so the step is refused at its end with half
+ *                    its tasks run: the runtime does not count it as a step (lbomp_steps), and the
+ *                    message says how many tasks did not run
+ *   prepared         a second team comes while the first one's gathering prepares its step:
+ *                    the second is refused, the first runs its step whole (or, not all there yet,
+ *                    none of it), and the runtime counts the step only if it ran
  *   outside          LBOMP_FOR_EACH_TASK outside any parallel region: -EPERM
  *   step-in-region   lbomp_step() inside a parallel region: -EPERM, and a message that says so
  *   break            a thread breaks out of its loop after 3 tasks, 200 steps, without and with
  *                    stealing: every step reports the tasks that did not run (-EINTR, and
  *                    lbomp_step_get), no more and no fewer, and nothing piles up on the thread
  *                    that breaks (its number does not grow, the balancer never gives it tasks)
- * Usage: test_misuse ITEM
+ * Usage: test_misuse ITEM [SECONDS]
  */
 #include <errno.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +196,9 @@ static void t_nested(void)
         run_ok_step(lb);
         double t0 = now_s();
         long runs[NTASKS];
-        for (int rep = 0; rep < 5; rep++) {
+        /* Five races at least, and more until the teams met: on a busy machine one team may
+         * finish before the other arrives five times in a row (2 runs in 60 at load 6). */
+        for (int rep = 0; rep < 5 || (lbomp_last_step(lb) != -EBUSY && now_s() - t0 < 8.0); rep++) {
                 for (int i = 0; i < NTASKS; i++)
                         runs[i] = runs_of(i);
                 uint64_t steps = lbomp_steps(lb);
@@ -212,6 +226,206 @@ static void t_nested(void)
         ASSERT_STR_CONTAINS(lbomp_last_error(), "second OpenMP team");
         printf("nested: %s\n", lbomp_last_error());
         ASSERT_DLE(now_s() - t0, 10.0);
+        lbomp_destroy(lb);
+}
+
+/* Spins a while: 0 to 2^bits polls, so that the threads of the two teams come in every order. */
+static void jitter(unsigned *seed, int bits)
+{
+        *seed = *seed * 1103515245u + 12345u;
+        for (volatile unsigned k = (*seed >> 16) & ((1u << bits) - 1); k > 0; k--)
+                ;
+}
+
+/* A team of two threads running a step, each thread after a random spin. */
+static void inner_team(lbomp_t *lb, unsigned seed)
+{
+#pragma omp parallel num_threads(2)
+        {
+                /* One thread of the team late, the other on time: which one, and how late,
+                 * from the seed. */
+                int me = omp_get_thread_num(), late = (int)(seed >> 12) & 1;
+                unsigned s = seed * 7 + (unsigned)me;
+                jitter(&s, me == late ? 14 + 2 * (int)((seed >> 13) & 3) : 6);
+                LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                        work(t);
+        }
+}
+
+/* `nested` on fresh runtimes for `seconds`, each thread starting after a random spin, half of the
+ * runtimes with a first step of their own, some reps changing the tasks (a gathering): every step
+ * counted ran each task once, a refused one each at most once (stress suite, TSan). */
+static void t_nested_stress(double seconds)
+{
+        omp_set_max_active_levels(2);
+        double t0 = now_s();
+        long runtimes = 0, refused = 0, reps = 0, cut = 0;
+        long runs[NTASKS];
+        while (now_s() - t0 < seconds || runtimes < 10) {
+                lbomp_t *lb = create(2);
+                if (runtimes & 1)
+                        run_ok_step(lb);
+                for (int rep = 0; rep < 20 && lbomp_last_step(lb) != -EBUSY; rep++, reps++) {
+                        if (rep % 7 == 6) { /* the next step gathers */
+                                lbomp_id_t id;
+                                ASSERT_EQ(lbomp_task_add(lb, &task[0], 64, LBOMP_NODE_ANY, &id), 0);
+                                ASSERT_EQ(lbomp_task_remove(lb, id), 0);
+                        }
+                        for (int i = 0; i < NTASKS; i++)
+                                runs[i] = runs_of(i);
+                        uint64_t steps = lbomp_steps(lb);
+#pragma omp parallel num_threads(2)
+                        {
+                                /* Some runtimes begin with the two teams one after the other, so
+                                 * that the next race finds a team that may enter at once. */
+                                int me = omp_get_thread_num(), first = (int)(runtimes / 3) & 1;
+                                unsigned seed = (unsigned)(runtimes * 977 + rep * 31 + me);
+                                if (rep == 0 && runtimes % 3 != 0) {
+                                        if (me == first)
+                                                inner_team(lb, seed);
+#pragma omp barrier
+                                        if (me != first)
+                                                inner_team(lb, seed);
+                                } else {
+                                        jitter(&seed, 8 + 4 * (int)((seed >> 8) & 3));
+                                        inner_team(lb, seed);
+                                }
+                        }
+                        long ran = (long)(lbomp_steps(lb) - steps);
+                        int rc = lbomp_last_step(lb);
+                        ASSERT_LE(ran, 2);
+                        cut += rc != 0 &&
+                               runs_of(0) - runs[0] != runs_of(NTASKS - 1) - runs[NTASKS - 1];
+                        for (int i = 0; i < NTASKS; i++) {
+                                long d = runs_of(i) - runs[i];
+                                if (d != ran && !(d == ran + 1 && rc != 0))
+                                        FAIL("runtime %ld, rep %d: task %d ran %ld times in %ld "
+                                             "step(s) (last step: %d)",
+                                             runtimes, rep, i, d, ran, rc);
+                        }
+                }
+                refused += lbomp_last_step(lb) == -EBUSY;
+                lbomp_destroy(lb);
+                runtimes++;
+        }
+        printf("nested-stress: %ld runtimes, %ld reps, %ld ended refused, %ld with a step cut, "
+               "%.1f s\n",
+               runtimes, reps, refused, cut, now_s() - t0);
+}
+
+static _Atomic int entered0, second_done;
+static char cut_msg[512]; /* what thread 0 of the cut step was told */
+
+static void cut_step(lbomp_t *lb)
+{
+        int self = omp_get_thread_num();
+        if (self == 1)
+                while (!atomic_load(&second_done))
+                        sched_yield();
+        LBOMP_FOR_EACH_TASK (lb, struct task *, t) {
+                atomic_store(&entered0, 1);
+                work(t);
+        }
+        if (self == 0)
+                snprintf(cut_msg, sizeof cut_msg, "%s", lbomp_last_error());
+}
+
+/* The team that ran the last step comes back without gathering; its thread 1 only after a second
+ * team was refused. */
+static void t_cut(void)
+{
+        omp_set_max_active_levels(2);
+        lbomp_t *lb = create(2);
+        uint64_t steps = 0;
+        long runs[NTASKS];
+#pragma omp parallel num_threads(2)
+        {
+                int outer = omp_get_thread_num();
+                if (outer == 0) {
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                work(t);
+                        ASSERT_EQ(lbomp_last_step(lb), 0);
+                        ASSERT_EQ(max_runs(), 1);
+                        steps = lbomp_steps(lb);
+                        for (int i = 0; i < NTASKS; i++)
+                                runs[i] = runs_of(i);
+                }
+#pragma omp barrier
+                if (outer == 0) {
+#pragma omp parallel num_threads(2)
+                        cut_step(lb);
+                } else {
+                        while (!atomic_load(&entered0))
+                                sched_yield();
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, struct task *, t)
+                                work(t);
+                        atomic_store(&second_done, 1);
+                }
+        }
+        ASSERT_EQ(lbomp_last_step(lb), -EBUSY);
+        printf("cut: %s\n", lbomp_last_error());
+        long ran = 0;
+        for (int i = 0; i < NTASKS; i++) {
+                long d = runs_of(i) - runs[i];
+                ASSERT(d == 0 || d == 1);
+                ran += d;
+        }
+        /* Thread 0's tasks ran, thread 1's did not; the step was refused, not counted. */
+        ASSERT_GT(ran, 0);
+        ASSERT_LT(ran, NTASKS);
+        ASSERT_EQ(lbomp_steps(lb), steps);
+        /* Thread 0 of the cut step is told what of it ran, and why. */
+        printf("cut, thread 0: %s\n", cut_msg);
+        char want[96];
+        snprintf(want, sizeof want, "%ld task(s) of the others did not run", NTASKS - ran);
+        ASSERT_STR_CONTAINS(cut_msg, want);
+        ASSERT_STR_CONTAINS(cut_msg, "second OpenMP team");
+        lbomp_destroy(lb);
+}
+
+#define NBIG (1 << 20)
+
+static _Atomic unsigned char big_runs[NBIG];
+
+/* A team's gathering prepares a long first step (a million new tasks to place) when a second
+ * team comes: the second team is refused, and the first one, all arrived, runs its step whole (it
+ * was refused too, and the step counted with no task run). */
+static void t_prepared(void)
+{
+        omp_set_max_active_levels(2);
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        for (int i = 0; i < NBIG; i++)
+                ASSERT_EQ(lbomp_task_add(lb, (void *)&big_runs[i], 8, LBOMP_NODE_ANY, NULL), 0);
+#pragma omp parallel num_threads(2)
+        {
+                if (omp_get_thread_num() == 0) {
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, _Atomic unsigned char *, r)
+                                atomic_fetch_add_explicit(r, 1, memory_order_relaxed);
+                } else {
+                        /* The first team's time step begins in its gathering's serial part,
+                         * before the tasks are placed. */
+                        while (lbomp_steps(lb) == 0)
+                                sched_yield();
+#pragma omp parallel num_threads(2)
+                        LBOMP_FOR_EACH_TASK (lb, _Atomic unsigned char *, r)
+                                atomic_fetch_add_explicit(r, 1, memory_order_relaxed);
+                }
+        }
+        /* Every task ran once in each step counted: the first team's (the second refused), or,
+         * when the second came only after the first team's step (a busy machine), each team's. */
+        int rc = lbomp_last_step(lb);
+        uint64_t steps = lbomp_steps(lb);
+        printf("prepared: %llu step(s) counted, last step %d\n", (unsigned long long)steps, rc);
+        for (int i = 0; i < NBIG; i++)
+                if (atomic_load(&big_runs[i]) != steps)
+                        FAIL("task %d ran %d times in %llu step(s) (last step: %d)", i,
+                             (int)atomic_load(&big_runs[i]), (unsigned long long)steps, rc);
+        ASSERT(rc == -EBUSY || (rc == 0 && steps == 2));
         lbomp_destroy(lb);
 }
 
@@ -320,6 +534,12 @@ int main(int argc, char **argv)
                 construct_then_refused(item);
         else if (strcmp(item, "nested") == 0)
                 t_nested();
+        else if (strcmp(item, "nested-stress") == 0)
+                t_nested_stress(argc > 2 ? atof(argv[2]) : 3.0);
+        else if (strcmp(item, "cut") == 0)
+                t_cut();
+        else if (strcmp(item, "prepared") == 0)
+                t_prepared();
         else if (strcmp(item, "outside") == 0)
                 t_outside();
         else if (strcmp(item, "step-in-region") == 0)

@@ -22,9 +22,14 @@
  * array aligned so that the four children of an entry share one cache line; ties go to the lower
  * index, i.e. the lower worker id (both callers list workers in ascending id). pos[i] is where
  * worker i sits. Four children per level halve the levels of a binary heap, and the smallest of
- * four is found without a branch that the processor would mispredict half of the time. */
+ * four is found without a branch that the processor would mispredict half of the time. When every
+ * load is a double ≥ +0 (no -0, no NaN: background loads ≥ 0, speeds > 0, which every snapshot
+ * has), the loads order as their bits do, and entries compare as integers. */
 struct gent {
-        double load;
+        union {
+                double load;
+                uint64_t key; /* its bits, when ikey */
+        };
         uint32_t i, pad;
 };
 
@@ -32,6 +37,8 @@ struct gheap {
         struct gent *h;
         uint32_t *pos;
         uint32_t n;
+        bool deep; /* the heap outgrows the first-level cache: prefetch a level ahead */
+        bool ikey; /* every load ≥ +0: compare keys, not doubles */
 };
 
 static inline bool lighter(const struct gent *a, const struct gent *b)
@@ -39,35 +46,71 @@ static inline bool lighter(const struct gent *a, const struct gent *b)
         return (a->load < b->load) | ((a->load == b->load) & (a->i < b->i));
 }
 
+static inline bool lighter_key(const struct gent *a, const struct gent *b)
+{
+        return (a->key < b->key) | ((a->key == b->key) & (a->i < b->i));
+}
+
 #define KIDS      4
 #define PARENT(k) (((k)-1) / KIDS)
 #define FIRST(k)  (KIDS * (k) + 1)
 
-/* The entry at k got heavier: down to its place. */
-static void sift_down(struct gheap *g, uint32_t k)
-{
-        struct gent *h = g->h, x = h[k];
-        uint32_t n = g->n;
-        for (;;) {
-                uint32_t l = FIRST(k), m = l;
-                if (l >= n)
-                        break;
-                if (l + KIDS <= n) { /* all four: branch-free selection */
-                        uint32_t a = l + lighter(&h[l + 1], &h[l]);
-                        uint32_t b = l + 2 + lighter(&h[l + 3], &h[l + 2]);
-                        m = lighter(&h[b], &h[a]) ? b : a;
-                } else {
-                        for (uint32_t c = l + 1; c < n; c++)
-                                m = lighter(&h[c], &h[m]) ? c : m;
-                }
-                if (!lighter(&h[m], &x))
-                        break;
-                h[k] = h[m];
-                g->pos[h[k].i] = k;
-                k = m;
+/* A hint, where the compiler has one: bring a line that will be read soon into the cache. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/*
+ * The entry at k got heavier: down to its place. Bottom-up (Wegener): the lightest child moves up
+ * all the way to a leaf without comparing the entry on the way, which then climbs back while it
+ * is lighter than its parent. Entries are distinct (ties go by index), so it ends where the usual
+ * sift ends, with the same array; a worker that just took a task usually belongs near the leaves,
+ * and the way down saves a comparison and a mispredicted branch per level.
+ */
+#define SIFT_DOWN(name, LIGHTER)                                                                   \
+        static void name(struct gheap *g, uint32_t k)                                              \
+        {                                                                                          \
+                struct gent *h = g->h, x = h[k];                                                   \
+                uint32_t n = g->n, *pos = g->pos, top = k;                                         \
+                for (;;) {                                                                         \
+                        uint32_t l = FIRST(k), m = l;                                              \
+                        if (l >= n)                                                                \
+                                break;                                                             \
+                        if (l + KIDS <= n) { /* all four: branch-free selection */                 \
+                                if (g->deep) /* the grandchildren's lines, while four compare */   \
+                                        for (uint32_t c = 0; c < KIDS; c++)                        \
+                                                PREFETCH(&h[FIRST(l + c)]);                        \
+                                uint32_t a = l + LIGHTER(&h[l + 1], &h[l]);                        \
+                                uint32_t b = l + 2 + LIGHTER(&h[l + 3], &h[l + 2]);                \
+                                m = LIGHTER(&h[b], &h[a]) ? b : a;                                 \
+                        } else {                                                                   \
+                                for (uint32_t c = l + 1; c < n; c++)                               \
+                                        m = LIGHTER(&h[c], &h[m]) ? c : m;                         \
+                        }                                                                          \
+                        h[k] = h[m];                                                               \
+                        pos[h[k].i] = k;                                                           \
+                        k = m;                                                                     \
+                }                                                                                  \
+                while (k > top && LIGHTER(&x, &h[PARENT(k)])) {                                    \
+                        h[k] = h[PARENT(k)];                                                       \
+                        pos[h[k].i] = k;                                                           \
+                        k = PARENT(k);                                                             \
+                }                                                                                  \
+                h[k] = x;                                                                          \
+                pos[x.i] = k;                                                                      \
         }
-        h[k] = x;
-        g->pos[x.i] = k;
+
+SIFT_DOWN(sift_down_load, lighter)
+SIFT_DOWN(sift_down_key, lighter_key)
+
+static inline void sift_down(struct gheap *g, uint32_t k)
+{
+        if (g->ikey)
+                sift_down_key(g, k);
+        else
+                sift_down_load(g, k);
 }
 
 /*
@@ -164,6 +207,8 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
         return best;
 }
 
+#define AHEAD 16 /* tasks fetched ahead */
+
 static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
                   const uint32_t *workers, uint32_t nworkers, const double *load0, uint32_t *dest,
                   struct mode *m)
@@ -174,7 +219,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         bool identity = P == s->nworkers;
         for (uint32_t i = 0; identity && i < P; i++)
                 identity = workers[i] == i;
-        struct gheap g = {.n = P};
+        struct gheap g = {.n = P, .deep = P > 1024};
         /* The children of k start at 4k + 1: with the array 16 bytes short of a cache line's
          * start, every group of four children is one line. */
         size_t bytes = ((size_t)P + 4) * sizeof(struct gent);
@@ -191,8 +236,12 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 for (uint32_t i = 0; i < P; i++)
                         local[workers[i]] = i;
         }
+        g.ikey = true;
+        for (uint32_t i = 0; i < P; i++)
+                g.ikey &= load0[i] >= 0 && (!s->speed || s->speed[workers[i]] > 0);
         for (uint32_t i = 0; i < P; i++) {
-                g.h[i] = (struct gent){.load = load0[i], .i = i};
+                /* + 0.0 turns a -0 into +0, the same load to every comparison and sum */
+                g.h[i] = (struct gent){.load = g.ikey ? load0[i] + 0.0 : load0[i], .i = i};
                 g.pos[i] = i;
         }
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
@@ -200,6 +249,14 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         bool comm = m && m->beta > 0 && s->link_off;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
+                /* The tasks come heaviest first, scattered over the arrays: fetch ahead what
+                 * the next ones read and write, which the heap's chain of loads would wait for. */
+                if (k + AHEAD < ntasks) {
+                        uint32_t u = tasks[k + AHEAD];
+                        PREFETCH(&s->cost[u]);
+                        PREFETCH(&s->worker[u]);
+                        PREFETCH(&dest[u]);
+                }
                 double c = s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */

@@ -256,8 +256,12 @@ static void test_assign(void)
                         if (all || below(2))
                                 workers[m++] = w;
                 double *load0 = malloc((P + 1) * sizeof *load0);
+                /* equal loads; distinct ones; and -0 and negative ones, which compare as
+                 * doubles rather than as bits */
                 for (uint32_t i = 0; i < m; i++)
-                        load0[i] = rep % 2 ? (double)below(2) : unit();
+                        load0[i] = rep % 5 == 4   ? (below(3) ? -0.0 : unit() - 0.5)
+                                   : rep % 2 == 1 ? (double)below(2)
+                                                  : unit();
                 uint32_t *a = malloc((T + 1) * sizeof *a), *b = malloc((T + 1) * sizeof *b);
                 memcpy(a, y.s.worker, T * sizeof *a);
                 memcpy(b, y.s.worker, T * sizeof *b);

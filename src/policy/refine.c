@@ -456,12 +456,10 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (!r.load0 || !r.load)
                 goto out;
         rc = 0;
-        double max, avg;
+        double max;
         st->attempts = 0;
-        if (lbomp__within_tolerance(s, r.load0, &max))
+        if (lbomp__within_tolerance_bound(s, r.load0, &max, &r.lstar))
                 goto out; /* moves must pay: nothing to do */
-        lbomp__snap_lambda(s, r.load0, NULL, &avg);
-        r.lstar = lbomp__bound(s, avg);
         rc = -ENOMEM;
         r.map = malloc((size_t)T * sizeof *r.map + 1);
         r.gone = calloc((size_t)T + 1, 1);

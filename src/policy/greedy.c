@@ -209,6 +209,97 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
 
 #define AHEAD 16 /* tasks fetched ahead */
 
+/*
+ * On one node, ties do not depend on the heap's layout: among the workers tied for the least load
+ * the task keeps its worker, else it goes to the lowest id, which is the least by (load, index).
+ * Any structure that finds that least entry gives the same plan, and a winner tree finds it
+ * faster than the heap: updating a leaf replays its path to the root (14 levels for 16,384
+ * workers), each level one comparison with the sibling, whose address does not depend on the
+ * comparisons before, so the loads of a path overlap where a heap's wait for each other.
+ * Keys are the loads' bits (every load ≥ +0), ties by the lower index; padding leaves never win.
+ */
+struct wnode {
+        uint64_t key;
+        uint32_t i, pad;
+};
+
+static inline bool wbetter(const struct wnode *a, const struct wnode *b)
+{
+        return (a->key < b->key) | ((a->key == b->key) & (a->i < b->i));
+}
+
+static uint64_t key_bits(double load)
+{
+        uint64_t u;
+        memcpy(&u, &load, sizeof u);
+        return u;
+}
+
+static int assign_flat(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                       const uint32_t *workers, const uint32_t *local, uint32_t P,
+                       const double *load0, uint32_t *dest, struct mode *m)
+{
+        uint32_t L = 1;
+        while (L < P)
+                L *= 2;
+        struct wnode *tree = malloc(2 * (size_t)L * sizeof *tree);
+        double *load = malloc((size_t)P * sizeof *load);
+        if (!tree || !load) {
+                free(tree);
+                free(load);
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < L; i++) {
+                if (i < P)
+                        load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+                tree[L + i] = i < P ? (struct wnode){.key = key_bits(load[i]), .i = i}
+                                    : (struct wnode){.key = UINT64_MAX, .i = UINT32_MAX};
+        }
+        for (uint32_t v = L; v-- > 1;)
+                tree[v] = wbetter(&tree[2 * v], &tree[2 * v + 1]) ? tree[2 * v] : tree[2 * v + 1];
+        for (uint32_t k = 0; k < ntasks; k++) {
+                uint32_t t = tasks[k];
+                if (k + AHEAD < ntasks) {
+                        uint32_t u = tasks[k + AHEAD];
+                        PREFETCH(&s->cost[u]);
+                        PREFETCH(&s->worker[u]);
+                        PREFETCH(&dest[u]);
+                }
+                double c = s->cost[t];
+                if (!(c > 0))
+                        continue; /* free tasks are no load: they stay (dest holds their worker) */
+                uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, r = UINT32_MAX;
+                bool here = ci < P && workers[ci] == cur; /* its worker is among these */
+                if (m && m->stay > 0 && here && load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
+                        r = ci; /* greedy-refine: stay while under the bound */
+                if (r == UINT32_MAX) {
+                        r = tree[1].i; /* the least loaded, lowest index among the tied */
+                        if (here && load[ci] == load[r])
+                                r = ci; /* tied with it: the task keeps its worker */
+                }
+                dest[t] = workers[r];
+                load[r] += lbomp__time_on(s, dest[t], c);
+                if (m) {
+                        m->moved += dest[t] != cur;
+                        if (m->stay > 0 && load[r] > m->stay)
+                                m->stay = load[r];
+                }
+                struct wnode x = {.key = key_bits(load[r]), .i = r};
+                uint32_t v = L + r;
+                tree[v] = x;
+                for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
+                        const struct wnode *sib = &tree[v ^ 1];
+                        uint64_t take = 0 - (uint64_t)wbetter(sib, &x);
+                        x.key ^= (x.key ^ sib->key) & take;
+                        x.i ^= (x.i ^ sib->i) & (uint32_t)take;
+                        tree[v / 2] = x;
+                }
+        }
+        free(tree);
+        free(load);
+        return 0;
+}
+
 static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
                   const uint32_t *workers, uint32_t nworkers, const double *load0, uint32_t *dest,
                   struct mode *m)
@@ -247,6 +338,10 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
         bool comm = m && m->beta > 0 && s->link_off;
+        if (g.ikey && s->nnodes < 2 && !comm) {
+                rc = assign_flat(s, tasks, ntasks, workers, local, P, load0, dest, m);
+                goto out;
+        }
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
                 /* The tasks come heaviest first, scattered over the arrays: fetch ahead what

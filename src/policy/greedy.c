@@ -113,6 +113,15 @@ static inline void sift_down(struct gheap *g, uint32_t k)
                 sift_down_load(g, k);
 }
 
+/* Whether another entry has the root's load (it would be a child of the root). */
+static bool root_tied(const struct gheap *g)
+{
+        bool tie = false;
+        for (uint32_t c = 1; c <= KIDS && c < g->n; c++)
+                tie |= g->h[c].load == g->h[0].load;
+        return tie;
+}
+
 /*
  * The heap entry task t goes to: the least loaded worker, and among workers exactly as loaded
  * (equal background loads, or nothing placed yet), its current worker, else the nearest node,
@@ -210,17 +219,22 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
 #define AHEAD 16 /* tasks fetched ahead */
 
 /*
- * On one node, ties do not depend on the heap's layout: among the workers tied for the least load
- * the task keeps its worker, else it goes to the lowest id, which is the least by (load, index).
- * Any structure that finds that least entry gives the same plan, and a winner tree finds it
- * faster than the heap: updating a leaf replays its path to the root (14 levels for 16,384
- * workers), each level one comparison with the sibling, whose address does not depend on the
- * comparisons before, so the loads of a path overlap where a heap's wait for each other.
- * Keys are the loads' bits (every load ≥ +0), ties by the lower index; padding leaves never win.
+ * A winner tree instead of the heap, where the plan does not depend on the heap's layout. Among
+ * the workers tied for the least load a task keeps its worker, else on one node it goes to the
+ * lowest id, the least by (load, index); on several nodes pick() walks the heap for the nearest
+ * tied worker, and with at most 63 tied that walk sees them all (1 + 4 × 63 entries fit its
+ * bound of 256), so the nearest, then lowest id, wins whatever the layout. Any structure that
+ * finds these gives the same plan, and a winner tree finds them faster than the heap: updating a
+ * leaf replays its path to the root (14 levels for 16,384 workers), each level one comparison
+ * with the sibling, whose address does not depend on the comparisons before, so the loads of a
+ * path overlap where a heap's wait for each other. Keys are the loads' bits (every load ≥ +0),
+ * ties by the lower index; padding leaves never win. `tie`: another leaf below has the winner's
+ * key. More than 63 tied with the task's worker not among them: the tree gives up (1) and the
+ * caller goes on with its heap, which the tree left as it was.
  */
 struct wnode {
         uint64_t key;
-        uint32_t i, pad;
+        uint32_t i, tie;
 };
 
 static inline bool wbetter(const struct wnode *a, const struct wnode *b)
@@ -235,7 +249,23 @@ static uint64_t key_bits(double load)
         return u;
 }
 
-static int assign_flat(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+#define TIED_MAX 63 /* tied workers pick()'s bounded walk is sure to see */
+
+/* The tied leaves below v (key `key`) into tied[], at most TIED_MAX + 1 of them. */
+static uint32_t tied_leaves(const struct wnode *tree, uint32_t L, uint32_t v, uint64_t key,
+                            uint32_t *tied, uint32_t n)
+{
+        if (n > TIED_MAX || tree[v].key != key)
+                return n;
+        if (v >= L) {
+                tied[n++] = tree[v].i;
+                return n;
+        }
+        n = tied_leaves(tree, L, 2 * v, key, tied, n);
+        return tied_leaves(tree, L, 2 * v + 1, key, tied, n);
+}
+
+static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
                        const uint32_t *workers, const uint32_t *local, uint32_t P,
                        const double *load0, uint32_t *dest, struct mode *m)
 {
@@ -255,8 +285,15 @@ static int assign_flat(const struct lbomp__snap *s, const uint32_t *tasks, uint3
                 tree[L + i] = i < P ? (struct wnode){.key = key_bits(load[i]), .i = i}
                                     : (struct wnode){.key = UINT64_MAX, .i = UINT32_MAX};
         }
-        for (uint32_t v = L; v-- > 1;)
-                tree[v] = wbetter(&tree[2 * v], &tree[2 * v + 1]) ? tree[2 * v] : tree[2 * v + 1];
+        for (uint32_t v = L; v-- > 1;) {
+                const struct wnode *l = &tree[2 * v], *r = &tree[2 * v + 1];
+                tree[v] = wbetter(l, r) ? *l : *r;
+                tree[v].tie = (l->key == r->key) | (wbetter(l, r) ? l->tie : r->tie);
+        }
+        bool multi = s->nnodes >= 2;
+        int32_t nn = (int32_t)s->nnodes;
+        uint32_t tied[TIED_MAX + 1];
+        int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
                 if (k + AHEAD < ntasks) {
@@ -274,8 +311,22 @@ static int assign_flat(const struct lbomp__snap *s, const uint32_t *tasks, uint3
                         r = ci; /* greedy-refine: stay while under the bound */
                 if (r == UINT32_MAX) {
                         r = tree[1].i; /* the least loaded, lowest index among the tied */
-                        if (here && load[ci] == load[r])
+                        if (here && load[ci] == load[r]) {
                                 r = ci; /* tied with it: the task keeps its worker */
+                        } else if (multi && tree[1].tie) { /* the nearest of the tied */
+                                uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
+                                if (n > TIED_MAX) {
+                                        rc = 1; /* the heap's layout decides: give up */
+                                        break;
+                                }
+                                int32_t tn = lbomp__task_node(s, t);
+                                double bestd = s->dist[tn * nn + s->wnode[workers[r]]];
+                                for (uint32_t j = 0; j < n; j++) {
+                                        double d = s->dist[tn * nn + s->wnode[workers[tied[j]]]];
+                                        if (d < bestd || (d == bestd && tied[j] < r))
+                                                r = tied[j], bestd = d;
+                                }
+                        }
                 }
                 dest[t] = workers[r];
                 load[r] += lbomp__time_on(s, dest[t], c);
@@ -289,15 +340,18 @@ static int assign_flat(const struct lbomp__snap *s, const uint32_t *tasks, uint3
                 tree[v] = x;
                 for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
                         const struct wnode *sib = &tree[v ^ 1];
+                        uint32_t eq = sib->key == x.key;
                         uint64_t take = 0 - (uint64_t)wbetter(sib, &x);
                         x.key ^= (x.key ^ sib->key) & take;
                         x.i ^= (x.i ^ sib->i) & (uint32_t)take;
+                        x.tie ^= (x.tie ^ sib->tie) & (uint32_t)take;
+                        x.tie |= eq;
                         tree[v / 2] = x;
                 }
         }
         free(tree);
         free(load);
-        return 0;
+        return rc;
 }
 
 static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
@@ -338,12 +392,34 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
         bool comm = m && m->beta > 0 && s->link_off;
-        if (g.ikey && s->nnodes < 2 && !comm) {
-                rc = assign_flat(s, tasks, ntasks, workers, local, P, load0, dest, m);
+        /* The tree when the plan cannot depend on the heap's layout: from the start on one node;
+         * on several, from the first task that finds no worker tied with the least loaded (all
+         * tie at the start), and back to the heap from there if the tree meets a tie it cannot
+         * settle (the heap has not moved meanwhile). */
+        bool tree = g.ikey && !comm;
+        double *hload = tree && s->nnodes >= 2 ? malloc((size_t)P * sizeof *hload) : NULL;
+        if (tree && s->nnodes >= 2 && !hload) {
+                rc = -ENOMEM;
                 goto out;
         }
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
+                if (tree && (s->nnodes < 2 || !root_tied(&g))) {
+                        struct mode saved = m ? *m : (struct mode){0};
+                        const double *l0 = load0;
+                        if (s->nnodes >= 2) {
+                                for (uint32_t i = 0; i < P; i++)
+                                        hload[i] = g.h[g.pos[i]].load;
+                                l0 = hload;
+                        }
+                        rc = assign_tree(s, tasks + k, ntasks - k, workers, local, P, l0, dest, m);
+                        if (rc <= 0)
+                                break; /* done, or out of memory */
+                        rc = 0;
+                        tree = false;
+                        if (m)
+                                *m = saved;
+                }
                 /* The tasks come heaviest first, scattered over the arrays: fetch ahead what
                  * the next ones read and write, which the heap's chain of loads would wait for. */
                 if (k + AHEAD < ntasks) {
@@ -379,6 +455,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 }
                 sift_down(&g, r);
         }
+        free(hload);
 out:
         free(mem);
         free(g.pos);

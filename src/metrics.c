@@ -12,13 +12,24 @@ void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load
 {
         for (uint32_t w = 0; w < s->nworkers; w++)
                 load[w] = s->bg ? s->bg[w] : 0.0;
-        if (!s->speed) {
-                for (uint32_t t = 0; t < s->ntasks; t++)
-                        load[map[t]] += s->cost[t];
-                return;
+        /* A worker's tasks often come in runs (block-mapped ids): the run's sum stays in a
+         * register, the same additions in the same order as one task at a time, without the store
+         * and reload per task that made every addition wait for the one before. */
+        for (uint32_t t = 0, T = s->ntasks; t < T;) {
+                uint32_t w = map[t];
+                double l = load[w];
+                if (!s->speed) {
+                        do
+                                l += s->cost[t++];
+                        while (t < T && map[t] == w);
+                } else {
+                        double sp = s->speed[w];
+                        do
+                                l += s->cost[t++] / sp;
+                        while (t < T && map[t] == w);
+                }
+                load[w] = l;
         }
-        for (uint32_t t = 0; t < s->ntasks; t++)
-                load[map[t]] += s->cost[t] / s->speed[map[t]];
 }
 
 void lbomp__snap_speeds(struct lbomp__snap *s)
@@ -71,11 +82,23 @@ double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg
 
 double lbomp__bound(const struct lbomp__snap *s, double avg)
 {
-        double lstar = avg, fastest = lbomp__speed_max(s);
-        for (uint32_t t = 0; t < s->ntasks; t++) {
+        double fastest = lbomp__speed_max(s);
+        /* Four maxima side by side, then theirs: the same value as one running maximum (a NaN
+         * cost is skipped either way, a NaN average stays), at a quarter of its chain. */
+        double m[4] = {avg, avg, avg, avg};
+        uint32_t t = 0, T = s->ntasks;
+        for (; t + 4 <= T; t += 4)
+                for (int j = 0; j < 4; j++) {
+                        double c = s->speed ? s->cost[t + j] / fastest : s->cost[t + j];
+                        m[j] = c > m[j] ? c : m[j];
+                }
+        for (; t < T; t++) {
                 double c = s->speed ? s->cost[t] / fastest : s->cost[t];
-                lstar = c > lstar ? c : lstar;
+                m[0] = c > m[0] ? c : m[0];
         }
+        double lstar = m[0];
+        for (int j = 1; j < 4; j++)
+                lstar = m[j] > lstar ? m[j] : lstar;
         for (uint32_t w = 0; s->bg && w < s->nworkers; w++)
                 lstar = s->bg[w] > lstar ? s->bg[w] : lstar;
         return lstar;

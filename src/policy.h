@@ -243,6 +243,10 @@ int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n);
  * *max; true when that maximum is within (1 + v) of the bound L* (lbomp__bound), i.e. when no
  * move is needed. */
 bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *max);
+/* The same, with the bound L* it compared with into *lstar (one O(T) pass less for a policy that
+ * needs L* too). */
+bool lbomp__within_tolerance_bound(const struct lbomp__snap *s, double *load, double *max,
+                                   double *lstar);
 /* After a plan: when dest does not lower the maximum below `max` (lbomp__lowers_max), dest
  * becomes the current mapping again and true is returned. load[P] is scratch. */
 bool lbomp__keep_unless_lower(const struct lbomp__snap *s, uint32_t *dest, double max,

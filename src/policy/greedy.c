@@ -4,7 +4,9 @@
  * loaded workers a task keeps its worker, then prefers its own node, then the nearest. Moves pay:
  * a mapping already within (1 + v) of the bound L* is kept (an O(T) check), a task that costs
  * nothing stays where it is, and a plan that would not lower the maximum is not made. O(T) for
- * the radix sort + O(T log P) for the heap. Loads are predicted times: a task of cost c adds
+ * the radix sort + O(T log P) for the heap, which a winner tree replaces wherever the heap's
+ * layout cannot change the plan (assign_tree: one node, or no tie it cannot settle), the same
+ * plan at about half the time for a million tasks. Loads are predicted times: a task of cost c adds
  * c / speed to its worker's key, so a worker twice as fast takes twice the work (the heap holds
  * the least loaded in time, not the earliest finish of each task: with many tasks per worker the
  * two agree within a task). The same pass makes greedy-refine (GreedyRefineLB: a
@@ -22,9 +24,14 @@
  * array aligned so that the four children of an entry share one cache line; ties go to the lower
  * index, i.e. the lower worker id (both callers list workers in ascending id). pos[i] is where
  * worker i sits. Four children per level halve the levels of a binary heap, and the smallest of
- * four is found without a branch that the processor would mispredict half of the time. */
+ * four is found without a branch that the processor would mispredict half of the time. When every
+ * load is a double ≥ +0 (no -0, no NaN: background loads ≥ 0, speeds > 0, which every snapshot
+ * has), the loads order as their bits do, and entries compare as integers. */
 struct gent {
-        double load;
+        union {
+                double load;
+                uint64_t key; /* its bits, when ikey */
+        };
         uint32_t i, pad;
 };
 
@@ -32,6 +39,8 @@ struct gheap {
         struct gent *h;
         uint32_t *pos;
         uint32_t n;
+        bool deep; /* the heap outgrows the first-level cache: prefetch a level ahead */
+        bool ikey; /* every load ≥ +0: compare keys, not doubles */
 };
 
 static inline bool lighter(const struct gent *a, const struct gent *b)
@@ -39,35 +48,80 @@ static inline bool lighter(const struct gent *a, const struct gent *b)
         return (a->load < b->load) | ((a->load == b->load) & (a->i < b->i));
 }
 
+static inline bool lighter_key(const struct gent *a, const struct gent *b)
+{
+        return (a->key < b->key) | ((a->key == b->key) & (a->i < b->i));
+}
+
 #define KIDS      4
 #define PARENT(k) (((k)-1) / KIDS)
 #define FIRST(k)  (KIDS * (k) + 1)
 
-/* The entry at k got heavier: down to its place. */
-static void sift_down(struct gheap *g, uint32_t k)
-{
-        struct gent *h = g->h, x = h[k];
-        uint32_t n = g->n;
-        for (;;) {
-                uint32_t l = FIRST(k), m = l;
-                if (l >= n)
-                        break;
-                if (l + KIDS <= n) { /* all four: branch-free selection */
-                        uint32_t a = l + lighter(&h[l + 1], &h[l]);
-                        uint32_t b = l + 2 + lighter(&h[l + 3], &h[l + 2]);
-                        m = lighter(&h[b], &h[a]) ? b : a;
-                } else {
-                        for (uint32_t c = l + 1; c < n; c++)
-                                m = lighter(&h[c], &h[m]) ? c : m;
-                }
-                if (!lighter(&h[m], &x))
-                        break;
-                h[k] = h[m];
-                g->pos[h[k].i] = k;
-                k = m;
+/* A hint, where the compiler has one: bring a line that will be read soon into the cache. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/*
+ * The entry at k got heavier: down to its place. Bottom-up (Wegener): the lightest child moves up
+ * all the way to a leaf without comparing the entry on the way, which then climbs back while it
+ * is lighter than its parent. Entries are distinct (ties go by index), so it ends where the usual
+ * sift ends, with the same array; a worker that just took a task usually belongs near the leaves,
+ * and the way down saves a comparison and a mispredicted branch per level.
+ */
+#define SIFT_DOWN(name, LIGHTER)                                                                   \
+        static void name(struct gheap *g, uint32_t k)                                              \
+        {                                                                                          \
+                struct gent *h = g->h, x = h[k];                                                   \
+                uint32_t n = g->n, *pos = g->pos, top = k;                                         \
+                for (;;) {                                                                         \
+                        uint32_t l = FIRST(k), m = l;                                              \
+                        if (l >= n)                                                                \
+                                break;                                                             \
+                        if (l + KIDS <= n) { /* all four: branch-free selection */                 \
+                                if (g->deep) /* the grandchildren's lines, while four compare */   \
+                                        for (uint32_t c = 0; c < KIDS; c++)                        \
+                                                PREFETCH(&h[FIRST(l + c)]);                        \
+                                uint32_t a = l + LIGHTER(&h[l + 1], &h[l]);                        \
+                                uint32_t b = l + 2 + LIGHTER(&h[l + 3], &h[l + 2]);                \
+                                m = LIGHTER(&h[b], &h[a]) ? b : a;                                 \
+                        } else {                                                                   \
+                                for (uint32_t c = l + 1; c < n; c++)                               \
+                                        m = LIGHTER(&h[c], &h[m]) ? c : m;                         \
+                        }                                                                          \
+                        h[k] = h[m];                                                               \
+                        pos[h[k].i] = k;                                                           \
+                        k = m;                                                                     \
+                }                                                                                  \
+                while (k > top && LIGHTER(&x, &h[PARENT(k)])) {                                    \
+                        h[k] = h[PARENT(k)];                                                       \
+                        pos[h[k].i] = k;                                                           \
+                        k = PARENT(k);                                                             \
+                }                                                                                  \
+                h[k] = x;                                                                          \
+                pos[x.i] = k;                                                                      \
         }
-        h[k] = x;
-        g->pos[x.i] = k;
+
+SIFT_DOWN(sift_down_load, lighter)
+SIFT_DOWN(sift_down_key, lighter_key)
+
+static inline void sift_down(struct gheap *g, uint32_t k)
+{
+        if (g->ikey)
+                sift_down_key(g, k);
+        else
+                sift_down_load(g, k);
+}
+
+/* Whether another entry has the root's load (it would be a child of the root). */
+static bool root_tied(const struct gheap *g)
+{
+        bool tie = false;
+        for (uint32_t c = 1; c <= KIDS && c < g->n; c++)
+                tie |= g->h[c].load == g->h[0].load;
+        return tie;
 }
 
 /*
@@ -164,6 +218,144 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
         return best;
 }
 
+#define AHEAD 16 /* tasks fetched ahead */
+
+/*
+ * A winner tree instead of the heap, where the plan does not depend on the heap's layout. Among
+ * the workers tied for the least load a task keeps its worker, else on one node it goes to the
+ * lowest id, the least by (load, index); on several nodes pick() walks the heap for the nearest
+ * tied worker, and with at most 63 tied that walk sees them all (1 + 4 × 63 entries fit its
+ * bound of 256), so the nearest, then lowest id, wins whatever the layout. Any structure that
+ * finds these gives the same plan, and a winner tree finds them faster than the heap: updating a
+ * leaf replays its path to the root (14 levels for 16,384 workers), each level one comparison
+ * with the sibling, whose address does not depend on the comparisons before, so the loads of a
+ * path overlap where a heap's wait for each other. Keys are the loads' bits (every load ≥ +0),
+ * ties by the lower index; padding leaves never win. `tie`: another leaf below has the winner's
+ * key. More than 63 tied with the task's worker not among them: the tree gives up (1) and the
+ * caller goes on with its heap, which the tree left as it was.
+ */
+struct wnode {
+        uint64_t key;
+        uint32_t i, tie;
+};
+
+static inline bool wbetter(const struct wnode *a, const struct wnode *b)
+{
+        return (a->key < b->key) | ((a->key == b->key) & (a->i < b->i));
+}
+
+static uint64_t key_bits(double load)
+{
+        uint64_t u;
+        memcpy(&u, &load, sizeof u);
+        return u;
+}
+
+#define TIED_MAX 63 /* tied workers pick()'s bounded walk is sure to see */
+
+/* The tied leaves below v (key `key`) into tied[], at most TIED_MAX + 1 of them. */
+static uint32_t tied_leaves(const struct wnode *tree, uint32_t L, uint32_t v, uint64_t key,
+                            uint32_t *tied, uint32_t n)
+{
+        if (n > TIED_MAX || tree[v].key != key)
+                return n;
+        if (v >= L) {
+                tied[n++] = tree[v].i;
+                return n;
+        }
+        n = tied_leaves(tree, L, 2 * v, key, tied, n);
+        return tied_leaves(tree, L, 2 * v + 1, key, tied, n);
+}
+
+static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
+                       const uint32_t *workers, const uint32_t *local, uint32_t P,
+                       const double *load0, uint32_t *dest, struct mode *m)
+{
+        uint32_t L = 1;
+        while (L < P)
+                L *= 2;
+        struct wnode *tree = malloc(2 * (size_t)L * sizeof *tree);
+        double *load = malloc((size_t)P * sizeof *load);
+        if (!tree || !load) {
+                free(tree);
+                free(load);
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < L; i++) {
+                if (i < P)
+                        load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+                tree[L + i] = i < P ? (struct wnode){.key = key_bits(load[i]), .i = i}
+                                    : (struct wnode){.key = UINT64_MAX, .i = UINT32_MAX};
+        }
+        for (uint32_t v = L; v-- > 1;) {
+                const struct wnode *l = &tree[2 * v], *r = &tree[2 * v + 1];
+                tree[v] = wbetter(l, r) ? *l : *r;
+                tree[v].tie = (l->key == r->key) | (wbetter(l, r) ? l->tie : r->tie);
+        }
+        bool multi = s->nnodes >= 2;
+        int32_t nn = (int32_t)s->nnodes;
+        uint32_t tied[TIED_MAX + 1];
+        int rc = 0;
+        for (uint32_t k = 0; k < ntasks; k++) {
+                uint32_t t = tasks[k];
+                if (k + AHEAD < ntasks) {
+                        uint32_t u = tasks[k + AHEAD];
+                        PREFETCH(&s->cost[u]);
+                        PREFETCH(&s->worker[u]);
+                        PREFETCH(&dest[u]);
+                }
+                double c = s->cost[t];
+                if (!(c > 0))
+                        continue; /* free tasks are no load: they stay (dest holds their worker) */
+                uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, r = UINT32_MAX;
+                bool here = ci < P && workers[ci] == cur; /* its worker is among these */
+                if (m && m->stay > 0 && here && load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
+                        r = ci; /* greedy-refine: stay while under the bound */
+                if (r == UINT32_MAX) {
+                        r = tree[1].i; /* the least loaded, lowest index among the tied */
+                        if (here && load[ci] == load[r]) {
+                                r = ci; /* tied with it: the task keeps its worker */
+                        } else if (multi && tree[1].tie) { /* the nearest of the tied */
+                                uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
+                                if (n > TIED_MAX) {
+                                        rc = 1; /* the heap's layout decides: give up */
+                                        break;
+                                }
+                                int32_t tn = lbomp__task_node(s, t);
+                                double bestd = s->dist[tn * nn + s->wnode[workers[r]]];
+                                for (uint32_t j = 0; j < n; j++) {
+                                        double d = s->dist[tn * nn + s->wnode[workers[tied[j]]]];
+                                        if (d < bestd || (d == bestd && tied[j] < r))
+                                                r = tied[j], bestd = d;
+                                }
+                        }
+                }
+                dest[t] = workers[r];
+                load[r] += lbomp__time_on(s, dest[t], c);
+                if (m) {
+                        m->moved += dest[t] != cur;
+                        if (m->stay > 0 && load[r] > m->stay)
+                                m->stay = load[r];
+                }
+                struct wnode x = {.key = key_bits(load[r]), .i = r};
+                uint32_t v = L + r;
+                tree[v] = x;
+                for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
+                        const struct wnode *sib = &tree[v ^ 1];
+                        uint32_t eq = sib->key == x.key;
+                        uint64_t take = 0 - (uint64_t)wbetter(sib, &x);
+                        x.key ^= (x.key ^ sib->key) & take;
+                        x.i ^= (x.i ^ sib->i) & (uint32_t)take;
+                        x.tie ^= (x.tie ^ sib->tie) & (uint32_t)take;
+                        x.tie |= eq;
+                        tree[v / 2] = x;
+                }
+        }
+        free(tree);
+        free(load);
+        return rc;
+}
+
 static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
                   const uint32_t *workers, uint32_t nworkers, const double *load0, uint32_t *dest,
                   struct mode *m)
@@ -174,7 +366,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
         bool identity = P == s->nworkers;
         for (uint32_t i = 0; identity && i < P; i++)
                 identity = workers[i] == i;
-        struct gheap g = {.n = P};
+        struct gheap g = {.n = P, .deep = P > 1024};
         /* The children of k start at 4k + 1: with the array 16 bytes short of a cache line's
          * start, every group of four children is one line. */
         size_t bytes = ((size_t)P + 4) * sizeof(struct gent);
@@ -191,15 +383,53 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 for (uint32_t i = 0; i < P; i++)
                         local[workers[i]] = i;
         }
+        g.ikey = true;
+        for (uint32_t i = 0; i < P; i++)
+                g.ikey &= load0[i] >= 0 && (!s->speed || s->speed[workers[i]] > 0);
         for (uint32_t i = 0; i < P; i++) {
-                g.h[i] = (struct gent){.load = load0[i], .i = i};
+                /* + 0.0 turns a -0 into +0, the same load to every comparison and sum */
+                g.h[i] = (struct gent){.load = g.ikey ? load0[i] + 0.0 : load0[i], .i = i};
                 g.pos[i] = i;
         }
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
         bool comm = m && m->beta > 0 && s->link_off;
+        /* The tree when the plan cannot depend on the heap's layout: from the start on one node;
+         * on several, from the first task that finds no worker tied with the least loaded (all
+         * tie at the start), and back to the heap from there if the tree meets a tie it cannot
+         * settle (the heap has not moved meanwhile). */
+        bool tree = g.ikey && !comm;
+        double *hload = tree && s->nnodes >= 2 ? malloc((size_t)P * sizeof *hload) : NULL;
+        if (tree && s->nnodes >= 2 && !hload) {
+                rc = -ENOMEM;
+                goto out;
+        }
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
+                if (tree && (s->nnodes < 2 || !root_tied(&g))) {
+                        struct mode saved = m ? *m : (struct mode){0};
+                        const double *l0 = load0;
+                        if (s->nnodes >= 2) {
+                                for (uint32_t i = 0; i < P; i++)
+                                        hload[i] = g.h[g.pos[i]].load;
+                                l0 = hload;
+                        }
+                        rc = assign_tree(s, tasks + k, ntasks - k, workers, local, P, l0, dest, m);
+                        if (rc <= 0)
+                                break; /* done, or out of memory */
+                        rc = 0;
+                        tree = false;
+                        if (m)
+                                *m = saved;
+                }
+                /* The tasks come heaviest first, scattered over the arrays: fetch ahead what
+                 * the next ones read and write, which the heap's chain of loads would wait for. */
+                if (k + AHEAD < ntasks) {
+                        uint32_t u = tasks[k + AHEAD];
+                        PREFETCH(&s->cost[u]);
+                        PREFETCH(&s->worker[u]);
+                        PREFETCH(&dest[u]);
+                }
                 double c = s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
@@ -227,6 +457,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 }
                 sift_down(&g, r);
         }
+        free(hload);
 out:
         free(mem);
         free(g.pos);

@@ -9,13 +9,21 @@
 
 #include "../policy.h"
 
-bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *max)
+bool lbomp__within_tolerance_bound(const struct lbomp__snap *s, double *load, double *max,
+                                   double *lstar)
 {
         double avg;
         lbomp__loads(s, s->worker, load);
         lbomp__snap_lambda(s, load, max, &avg);
         double v = s->params ? s->params->tolerance : 0.05;
-        return *max <= (1 + v) * lbomp__bound(s, avg);
+        *lstar = lbomp__bound(s, avg);
+        return *max <= (1 + v) * *lstar;
+}
+
+bool lbomp__within_tolerance(const struct lbomp__snap *s, double *load, double *max)
+{
+        double lstar;
+        return lbomp__within_tolerance_bound(s, load, max, &lstar);
 }
 
 bool lbomp__keep_unless_lower(const struct lbomp__snap *s, uint32_t *dest, double max, double *load)

@@ -44,6 +44,7 @@ struct refine {
         uint32_t *head, *tail;        /* [P] unmoved tasks of w: sorted[head[w] .. tail[w]) may hold
                                          moved ones, skipped */
         uint32_t *pool, npool;        /* shed tasks */
+        uint32_t *heavy, nheavy;      /* tasks of the workers above M at f0, heaviest first */
         uint32_t *ev, nev;            /* evicted tasks: a max-heap by cost */
         struct wheap4 *nh;            /* [N] */
         uint32_t *pos;                /* [P] position of w in its node's heap */
@@ -62,27 +63,33 @@ static inline bool eless(const struct went *a, const struct went *b)
         return (a->load < b->load) | ((a->load == b->load) & (a->w < b->w));
 }
 
-/* The entry at k got heavier: down to its place. */
+/* The entry at k got heavier: down to its place. Bottom-up, as greedy's heap: the lighter child
+ * moves up to a leaf, then the entry climbs back while lighter than its parent; entries are
+ * distinct (ties by worker id), so the array ends as the usual sift leaves it. */
 static void wdown(struct refine *r, struct wheap4 *h, uint32_t k)
 {
         struct went *e = h->e, x = e[k];
+        uint32_t top = k, n = h->n;
         for (;;) {
                 uint32_t l = 4 * k + 1, m = l;
-                if (l >= h->n)
+                if (l >= n)
                         break;
-                if (l + 4 <= h->n) {
+                if (l + 4 <= n) {
                         uint32_t a = l + eless(&e[l + 1], &e[l]);
                         uint32_t b = l + 2 + eless(&e[l + 3], &e[l + 2]);
                         m = eless(&e[b], &e[a]) ? b : a;
                 } else {
-                        for (uint32_t c = l + 1; c < h->n; c++)
+                        for (uint32_t c = l + 1; c < n; c++)
                                 m = eless(&e[c], &e[m]) ? c : m;
                 }
-                if (!eless(&e[m], &x))
-                        break;
                 e[k] = e[m];
                 r->pos[e[k].w] = k;
                 k = m;
+        }
+        while (k > top && eless(&x, &e[(k - 1) / 4])) {
+                e[k] = e[(k - 1) / 4];
+                r->pos[e[k].w] = k;
+                k = (k - 1) / 4;
         }
         e[k] = x;
         r->pos[x.w] = k;
@@ -174,15 +181,16 @@ static int sort_heavy(struct refine *r, double M)
         for (uint32_t w = 0; w < r->P; w++)
                 if (r->load0[w] > M)
                         for (uint32_t i = r->woff[w]; i < r->woff[w + 1]; i++)
-                                r->pool[n++] = r->wtask[i]; /* pool: free until the attempts */
-        int rc = lbomp__sort_tasks_desc(s->cost, r->pool, n);
+                                r->heavy[n++] = r->wtask[i];
+        int rc = lbomp__sort_tasks_desc(s->cost, r->heavy, n);
         if (rc < 0)
                 return rc;
+        r->nheavy = n;
         for (uint32_t w = 0; w < r->P; w++)
                 if (r->load0[w] > M)
                         r->head[w] = r->tail[w] = r->woff[w];
         for (uint32_t i = 0; i < n; i++) {
-                uint32_t t = r->pool[i], w = s->worker[t];
+                uint32_t t = r->heavy[i], w = s->worker[t];
                 if (s->cost[t] > 0)
                         r->sorted[r->tail[w]++] = t;
         }
@@ -386,8 +394,17 @@ static int attempt(struct refine *r, double M)
         }
         if (!r->npool)
                 return 1;
-        if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0)
+        /* The pool heaviest first. Every shed task comes from a worker above M, whose tasks
+         * sort_heavy listed in that order: picking the shed ones out of that list gives the
+         * sorted pool in one pass, unless the pool is a small part of the list. */
+        if ((uint64_t)r->npool * 16 >= r->nheavy) {
+                r->npool = 0;
+                for (uint32_t i = 0; i < r->nheavy; i++)
+                        if (r->gone[r->heavy[i]])
+                                r->pool[r->npool++] = r->heavy[i];
+        } else if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0) {
                 return rc;
+        }
         for (uint32_t n = 0; n < r->N; n++) {
                 struct wheap4 *h = &r->nh[n];
                 for (uint32_t i = 0; i < h->n; i++)
@@ -439,12 +456,10 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (!r.load0 || !r.load)
                 goto out;
         rc = 0;
-        double max, avg;
+        double max;
         st->attempts = 0;
-        if (lbomp__within_tolerance(s, r.load0, &max))
+        if (lbomp__within_tolerance_bound(s, r.load0, &max, &r.lstar))
                 goto out; /* moves must pay: nothing to do */
-        lbomp__snap_lambda(s, r.load0, NULL, &avg);
-        r.lstar = lbomp__bound(s, avg);
         rc = -ENOMEM;
         r.map = malloc((size_t)T * sizeof *r.map + 1);
         r.gone = calloc((size_t)T + 1, 1);
@@ -454,6 +469,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         r.head = malloc(P * sizeof *r.head + 1);
         r.tail = malloc(P * sizeof *r.tail + 1);
         r.pool = malloc((size_t)T * sizeof *r.pool + 1);
+        r.heavy = malloc((size_t)T * sizeof *r.heavy + 1);
         r.ev = malloc((size_t)T * sizeof *r.ev + 1);
         r.nh = calloc(N, sizeof *r.nh);
         r.pos = malloc(P * sizeof *r.pos + 1);
@@ -461,7 +477,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         struct went *wmem = malloc(P * sizeof *wmem + 1);
         r.worder = malloc(P * sizeof *r.worder + 1);
         if (!r.map || !r.gone || !r.log || !r.sorted || !r.ready || !r.head || !r.tail || !r.pool ||
-            !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
+            !r.heavy || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
                 goto free_all;
         memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
         if ((rc = worker_lists(&r)) < 0)
@@ -541,6 +557,7 @@ free_all:
         free(r.head);
         free(r.tail);
         free(r.pool);
+        free(r.heavy);
         free(r.ev);
         free(r.nh);
         free(r.pos);

@@ -347,6 +347,10 @@ static int make_room(struct refine *r, double c, double M, uint32_t tn, uint32_t
                         while (r->load[w] + cw > M) {
                                 uint32_t u = choose(
                                         r, w, (r->load[w] + cw - M) * lbomp__speed(r->s, w), c);
+                                /* room_for summed the same times in another order: what is
+                                 * left over when no task below c remains is rounding */
+                                if (u == UINT32_MAX)
+                                        break;
                                 take_off(r, u, w);
                                 ev_push(r, u);
                         }

@@ -343,6 +343,8 @@ static int make_room(struct refine *r, double c, double M, uint32_t tn, uint32_t
                         while (r->load[w] + cw > M) {
                                 uint32_t u = choose(
                                         r, w, (r->load[w] + cw - M) * lbomp__speed(r->s, w), c);
+                                if (u == UINT32_MAX) /* main's, with the rounding fix since */
+                                        break;
                                 take_off(r, u, w);
                                 ev_push(r, u);
                         }

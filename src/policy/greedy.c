@@ -220,6 +220,18 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
 
 #define AHEAD 16 /* tasks fetched ahead */
 
+/* What the task AHEAD places after the k-th reads and writes, fetched now. */
+static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest,
+                               const uint32_t *tasks, uint32_t k, uint32_t ntasks)
+{
+        if (k + AHEAD < ntasks) {
+                uint32_t u = tasks[k + AHEAD];
+                PREFETCH(&s->cost[u]);
+                PREFETCH(&s->worker[u]);
+                PREFETCH(&dest[u]);
+        }
+}
+
 /*
  * A winner tree instead of the heap, where the plan does not depend on the heap's layout. Among
  * the workers tied for the least load a task keeps its worker, else on one node it goes to the
@@ -298,12 +310,7 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint3
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                if (k + AHEAD < ntasks) {
-                        uint32_t u = tasks[k + AHEAD];
-                        PREFETCH(&s->cost[u]);
-                        PREFETCH(&s->worker[u]);
-                        PREFETCH(&dest[u]);
-                }
+                fetch_ahead(s, dest, tasks, k, ntasks);
                 double c = s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
@@ -424,12 +431,7 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 }
                 /* The tasks come heaviest first, scattered over the arrays: fetch ahead what
                  * the next ones read and write, which the heap's chain of loads would wait for. */
-                if (k + AHEAD < ntasks) {
-                        uint32_t u = tasks[k + AHEAD];
-                        PREFETCH(&s->cost[u]);
-                        PREFETCH(&s->worker[u]);
-                        PREFETCH(&dest[u]);
-                }
+                fetch_ahead(s, dest, tasks, k, ntasks);
                 double c = s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */

@@ -7,7 +7,8 @@ own memory) under OMP_SCHEDULE=static, dynamic,1, guided and, with LD_PRELOAD of
 liblbomp-preload.so, lbomp (the default configuration: no LBOMP_* variable), interleaved (the
 order rotates every repeat), and prints per workload the median loop time of each variant, its
 ratio to the best OpenMP schedule's median, and for lbomp what its report says (λ of the first
-and last window, migrations, chunks). Every run's checksum must be the same.
+and last window, migrations, chunks, and the chunks run by a thief over the run, median). Every
+run's checksum must be the same.
 
   python3 bench/preload/compare.py --build build --repeats 7 [--bind] [--compilers gcc,clang]
       [--kinds skew,mem] [--steps S] [--variants "static dynamic,1 guided lbomp dynamic,1+"]
@@ -65,9 +66,10 @@ def run(binary, kind, variant, bind, preload, steps, threads, tmp, with_preload=
         with open(report) as f:
             for line in f:
                 f_ = line.split()
-                if len(f_) >= 9 and f_[-6].isdigit() and "step" in line:
-                    r["chunks"], r["lb"] = int(f_[-5]), int(f_[-4])
-                    r["l0"], r["l1"], r["mig"] = f_[-3], f_[-2], int(f_[-1])
+                if len(f_) >= 10 and f_[-7].isdigit() and "step" in line:
+                    r["chunks"], r["lb"] = int(f_[-6]), int(f_[-5])
+                    r["l0"], r["l1"], r["mig"] = f_[-4], f_[-3], int(f_[-2])
+                    r["stolen"] = int(f_[-1])
     return r
 
 
@@ -120,8 +122,8 @@ def main():
             print(f"\n{cc}, {kind} (load average {loadavg()}; checksums "
                   f"{'all equal' if len(sums) == 1 else 'DIFFER'})\n")
             print("| variant | median s | min–max s | ratio to best OpenMP | λ first → last window"
-                  " | migrations | chunks |")
-            print("|---|---|---|---|---|---|---|")
+                  " | migrations | chunks | stolen chunks |")
+            print("|---|---|---|---|---|---|---|---|")
             for bind in sorted({b for _, b in variants}):
                 base = [med[v] for v in variants
                         if v[1] == bind and v[0] in ("static", "dynamic,1", "guided")]
@@ -137,9 +139,10 @@ def main():
                         last = res[v][-1]
                         extra = (f"{last.get('l0', '-')} → {last.get('l1', '-')} | "
                                  f"{statistics.median(r.get('mig', 0) for r in res[v]):.0f} | "
-                                 f"{last.get('chunks', '-')}")
+                                 f"{last.get('chunks', '-')} | "
+                                 f"{statistics.median(r.get('stolen', 0) for r in res[v]):.0f}")
                     else:
-                        extra = "– | – | –"
+                        extra = "– | – | – | –"
                     ratio = med[v] / best
                     bold = "**" if v[0] == "lbomp" else ""
                     print(f"| {name} | {med[v]:.3f} | {min(ts):.3f}–{max(ts):.3f} | "

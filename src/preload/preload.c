@@ -413,8 +413,9 @@ static void report(FILE *out)
                         lbomp_window_get(h, 0, &w0, sizeof w0);
                         lbomp_window_get(h, nw - 1, &w1, sizeof w1);
                 }
-                /* Chunks run by another thread than their owner, over the whole run: each took
-                 * its iterations' data to the thief's core. */
+                /* Chunks run by another thread than their owner, over the loop's complete
+                 * windows (a last, partial one is not counted): each took its iterations' data
+                 * to the thief's core. */
                 uint64_t stolen = 0;
                 for (size_t k = 0; k < nw; k++) {
                         lbomp_window_stats_t w;

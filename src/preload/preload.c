@@ -397,8 +397,8 @@ static void report(FILE *out)
                 "balanced by lbomp, %zu left to the OpenMP runtime\n",
                 policy[0] ? "," : "", policy, lbomp_get_policy(lb), lbomp_get_workers(lb), nloops,
                 ntold);
-        fprintf(out, "%-44s %-30s %8s %7s %7s %10s %10s %10s\n", "call site", "range", "runs",
-                "chunks", "LBsteps", "λ first", "λ last", "migrations");
+        fprintf(out, "%-44s %-30s %8s %7s %7s %10s %10s %10s %8s\n", "call site", "range", "runs",
+                "chunks", "LBsteps", "λ first", "λ last", "migrations", "stolen");
         for (size_t i = 0; i < nall; i++) {
                 const struct entry *e = all[i];
                 if (!e->loop)
@@ -413,15 +413,25 @@ static void report(FILE *out)
                         lbomp_window_get(h, 0, &w0, sizeof w0);
                         lbomp_window_get(h, nw - 1, &w1, sizeof w1);
                 }
+                /* Chunks run by another thread than their owner, over the loop's complete
+                 * windows (a last, partial one is not counted): each took its iterations' data
+                 * to the thief's core. */
+                uint64_t stolen = 0;
+                for (size_t k = 0; k < nw; k++) {
+                        lbomp_window_stats_t w;
+                        if (lbomp_window_get(h, k, &w, sizeof w) == 0)
+                                stolen += w.stolen;
+                }
                 uint64_t mig = 0;
                 for (size_t k = 0; k < nl; k++) {
                         lbomp_lb_stats_t s;
                         if (lbomp_lb_get(h, k, &s, sizeof s) == 0)
                                 mig += s.migrations;
                 }
-                fprintf(out, "%-44s %-30s %8llu %7u %7zu %9.3f %9.3f %10llu\n", where, rng,
+                fprintf(out, "%-44s %-30s %8llu %7u %7zu %9.3f %9.3f %10llu %8llu\n", where, rng,
                         (unsigned long long)atomic_load(&e->runs), e->loop->ch.n, nl,
-                        nw ? w0.imbalance : 0.0, nw ? w1.imbalance : 0.0, (unsigned long long)mig);
+                        nw ? w0.imbalance : 0.0, nw ? w1.imbalance : 0.0, (unsigned long long)mig,
+                        (unsigned long long)stolen);
         }
         for (size_t i = 0; i < ntold; i++) {
                 char where[160];

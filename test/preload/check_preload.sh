@@ -79,6 +79,15 @@ check_binary() {
   diff "$tmp/ref" "$tmp/out" || fail "$cc: lbomp,greedy results differ"
   grep -q 'policy greedy' "$tmp/report" || fail "$cc: OMP_SCHEDULE=lbomp,greedy did not choose greedy"
 
+  # without stealing, the report's last column (chunks run by a thief) is 0 on every loop
+  run "$tmp/out" "$tmp/err" OMP_NUM_THREADS=2 OMP_SCHEDULE=lbomp LBOMP_STEAL=off \
+    LD_PRELOAD="$preload" LBOMP_PRELOAD_REPORT="$tmp/report" "$bin" $steps
+  diff "$tmp/ref" "$tmp/out" || fail "$cc: lbomp's results without stealing differ"
+  head -2 "$tmp/report" | grep -qE 'migrations +stolen$' ||
+    { cat "$tmp/report"; fail "$cc: the report has no stolen column"; }
+  stole=$(awk 'NR > 2 && !/runtime \(/ && $NF != 0' "$tmp/report")
+  [ -z "$stole" ] || { cat "$tmp/report"; fail "$cc: LBOMP_STEAL=off, yet chunks were stolen"; }
+
   # any other schedule: the real runtime, unchanged, silent, no report
   for sched in dynamic,1 static guided; do
     rm -f "$tmp/report"

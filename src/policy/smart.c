@@ -34,14 +34,13 @@ static void walk(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__whea
 }
 
 /* 1 − min/max of the loads: SmartLB's measure of imbalance. */
-static double spread(const double *load, uint32_t P, double *max_out)
+static double spread(const double *load, uint32_t P)
 {
         double max = load[0], min = load[0];
         for (uint32_t w = 1; w < P; w++) {
                 max = load[w] > max ? load[w] : max;
                 min = load[w] < min ? load[w] : min;
         }
-        *max_out = max;
         return max > 0 ? 1.0 - min / max : 0.0;
 }
 
@@ -55,9 +54,9 @@ static int smart_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp_
         if (rc < 0)
                 goto out;
         lbomp__loads(s, s->worker, h.load);
-        double max, avg, after;
+        double max, avg;
         lbomp__snap_lambda(s, h.load, &max, &avg);
-        if (!(max > 0) || spread(h.load, P, &after) <= thr)
+        if (!(max > 0) || spread(h.load, P) <= thr)
                 goto out; /* within the threshold: nothing moves */
         lbomp__wheap_build(&h);
         walk(s, dest, &h, avg, false, avg);
@@ -66,7 +65,7 @@ static int smart_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp_
          * ideal on the hybrid profile's lb_test). When the walk ends outside the threshold, a
          * second walk takes from the workers above avg × (1 + thr/2) and lets receivers go up to
          * that, so the plan ends within its own threshold where granularity allows. */
-        if (spread(h.load, P, &after) > thr) {
+        if (spread(h.load, P) > thr) {
                 double band = avg * (1.0 + thr / 2);
                 walk(s, dest, &h, band, true, band);
         }

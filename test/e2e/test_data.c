@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 #define NT  64
@@ -65,12 +66,7 @@ static void sum(lbomp_t *lb, struct totals *t)
 
 static void report_has(lbomp_t *lb, const char *needle)
 {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        ASSERT(f != NULL);
-        ASSERT_EQ(lbomp_report_json(lb, f), 0);
-        fclose(f);
+        char *buf = read_report(lb, REPORT_JSON);
         ASSERT_STR_CONTAINS(buf, needle);
         free(buf);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "report.h"
 #include "test.h"
 
 #define MAXT 512
@@ -144,22 +145,6 @@ static void reset_tasks(void)
 {
         memset(task, 0, sizeof task);
         ntasks = 0;
-}
-
-static int policies(char names[][32], int max)
-{
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        ASSERT(f);
-        lbomp_policy_help(f);
-        fclose(f);
-        int n = 0;
-        for (char *l = strtok(buf, "\n"); l && n < max; l = strtok(NULL, "\n"))
-                if (sscanf(l, "%31s", names[n]) == 1)
-                        n++;
-        free(buf);
-        return n;
 }
 
 /* ---- binding ---------------------------------------------------------------------------- */
@@ -580,7 +565,7 @@ int main(int argc, char **argv)
                 FAIL("unknown item '%s' (see the comment at the top of the file)", item);
         if (per_policy) {
                 char names[32][32];
-                int n = policies(names, 32);
+                int n = test_policy_names(names, 32);
                 ASSERT_GT(n, 0);
                 for (int i = 0; i < n; i++) {
                         printf("--- %s under %s\n", item, names[i]);

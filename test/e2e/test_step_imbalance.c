@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 #define NT     64
@@ -91,12 +92,7 @@ int main(int argc, char **argv)
         ASSERT_LE(STEPS * 3 / 4, high);
         lbomp_step_stats_t st;
         ASSERT_EQ(lbomp_step_get(lb, STEPS, &st, sizeof st), -ENOENT);
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        ASSERT(f != NULL);
-        ASSERT_EQ(lbomp_report(lb, f), 0);
-        fclose(f);
+        char *buf = read_report(lb, REPORT_TEXT);
         ASSERT_STR_CONTAINS(buf, "λ-steps");
         ASSERT_STR_CONTAINS(buf, "per step: λ owned first window");
         ASSERT_STR_CONTAINS(buf, "carried (what the threads ran");

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 #define BIG         1000000
@@ -219,24 +220,6 @@ static void quiet(const char *line, void *arg)
         (void)arg;
 }
 
-/* The registered policies, as the library lists them (its one list). */
-static int policies(char names[][32], int max)
-{
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        if (!f)
-                FAIL("open_memstream failed");
-        lbomp_policy_help(f);
-        fclose(f);
-        int n = 0;
-        for (char *line = strtok(buf, "\n"); line && n < max; line = strtok(NULL, "\n"))
-                if (sscanf(line, "%31s", names[n]) == 1)
-                        n++;
-        free(buf);
-        return n;
-}
-
 int main(int argc, char **argv)
 {
         double budget = 20;
@@ -273,7 +256,7 @@ int main(int argc, char **argv)
                 return 0;
         }
         char names[32][32];
-        int np = policies(names, 32);
+        int np = test_policy_names(names, 32);
         ASSERT_GT(np, 0);
         uint64_t master = (uint64_t)time(NULL);
         printf("for_stress: %d policies, master seed %" PRIu64 ", budget %.0f s\n", np, master,

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 #define MAX_TASKS   640
@@ -251,24 +252,6 @@ static void run_case(const struct kase *k)
         lbomp_destroy(lb);
 }
 
-/* Policies as the library lists them (lbomp_policy_help: name, then its help, one per line). */
-static int policies(char names[][32], int max)
-{
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        if (!f)
-                FAIL("open_memstream failed");
-        lbomp_policy_help(f);
-        fclose(f);
-        int n = 0;
-        for (char *line = strtok(buf, "\n"); line && n < max; line = strtok(NULL, "\n"))
-                if (sscanf(line, "%31s", names[n]) == 1)
-                        n++;
-        free(buf);
-        return n;
-}
-
 static int steal_index(const char *s)
 {
         for (int i = 0; i < 3; i++)
@@ -306,7 +289,7 @@ int main(int argc, char **argv)
                 return 0;
         }
         char names[32][32];
-        int np = policies(names, 32);
+        int np = test_policy_names(names, 32);
         ASSERT_GT(np, 0);
         uint64_t master = (uint64_t)time(NULL);
         printf("stress: %d policies, master seed %" PRIu64 ", budget %.0f s\n", np, master, budget);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 static const char *profile; /* a valid numa-profiles file, from argv */
@@ -126,12 +127,7 @@ static void steal_word(const char *policy_env, const char *steal_env, const char
         ASSERT_EQ(lbomp_create(&lb), 0);
         if (setter_policy)
                 ASSERT_EQ(lbomp_set_policy(lb, setter_policy), 0);
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        ASSERT(f != NULL);
-        ASSERT_EQ(lbomp_report(lb, f), 0);
-        fclose(f);
+        char *buf = read_report(lb, REPORT_TEXT);
         char needle[32];
         snprintf(needle, sizeof needle, "steal %s\n", want);
         if (!strstr(buf, needle))

@@ -20,6 +20,7 @@
 
 #include "case.h"
 #include "lbomp.h"
+#include "report.h"
 
 static const char *test_name;
 static char root[256];
@@ -81,33 +82,6 @@ static lbomp_t *make_runtime(void)
         return lb;
 }
 
-/* Reads the whole JSON report into a string (caller frees). */
-static char *json_report(const lbomp_t *lb)
-{
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-
-        if (!f)
-                return NULL;
-        lbomp_report_json(lb, f);
-        fclose(f);
-        return buf;
-}
-
-static char *text_report(const lbomp_t *lb)
-{
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-
-        if (!f)
-                return NULL;
-        lbomp_report(lb, f);
-        fclose(f);
-        return buf;
-}
-
 /*
  * 1 J before each of 30 steps, the counter wrapping every 15 J (more than a window: a counter
  * that wraps twice between two readings cannot be told from one that wrapped once). The first
@@ -144,7 +118,7 @@ static int t_windows_and_run(void)
         ASSERT_TRUE(en.seconds > 0 && fabs(en.power_w - 30.0 / en.seconds) < 1e-6 * en.power_w);
         ASSERT_CONTAINS(en.note, "powercap: ");
 
-        char *js = json_report(lb), *txt = text_report(lb);
+        char *js = read_report(lb, REPORT_JSON), *txt = read_report(lb, REPORT_TEXT);
 
         ASSERT_CONTAINS(js, "\"energy\":{\"reader\":\"powercap\",\"note\":\"powercap: ");
         ASSERT_CONTAINS(js, "\"package_j\":30,");
@@ -198,7 +172,7 @@ static int t_counter_disappears_run_goes_on(void)
         ASSERT_CONTAINS(en.note, "unavailable: powercap: ");
         ASSERT_CONTAINS(en.note, "intel-rapl:0/energy_uj: No such file or directory");
 
-        char *js = json_report(lb), *txt = text_report(lb);
+        char *js = read_report(lb, REPORT_JSON), *txt = read_report(lb, REPORT_TEXT);
 
         ASSERT_CONTAINS(js, "\"energy\":{\"reader\":null,\"note\":\"unavailable: powercap: ");
         ASSERT_CONTAINS(js, "\"package_j\":null,\"seconds\":null,\"power_w\":null,"

@@ -1,0 +1,54 @@
+/*
+ * report.h — what the library writes to a FILE (its reports, its policy list), read back into a
+ * string for a test to search. Header-only, with no assertion framework of its own (tests use
+ * test.h or case.h): a failure to capture ends the test with a message.
+ */
+#ifndef LBOMP_TEST_REPORT_H
+#define LBOMP_TEST_REPORT_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbomp.h"
+
+static inline void report_fail(const char *what, int rc)
+{
+        fprintf(stderr, "%s failed (%d)\n", what, rc);
+        exit(1);
+}
+
+enum report_kind { REPORT_TEXT, REPORT_JSON };
+
+/* The runtime's report (lbomp_report or lbomp_report_json) as a string; the caller frees it. */
+static inline char *read_report(const lbomp_t *lb, enum report_kind kind)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f)
+                report_fail("open_memstream", 0);
+        int rc = kind == REPORT_JSON ? lbomp_report_json(lb, f) : lbomp_report(lb, f);
+        fclose(f);
+        if (rc != 0)
+                report_fail(kind == REPORT_JSON ? "lbomp_report_json" : "lbomp_report", rc);
+        return buf;
+}
+
+/* The registered policies' names, as lbomp_policy_help lists them (its one list); how many. */
+static inline int test_policy_names(char names[][32], int max)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f)
+                report_fail("open_memstream", 0);
+        lbomp_policy_help(f);
+        fclose(f);
+        int n = 0;
+        for (char *line = strtok(buf, "\n"); line && n < max; line = strtok(NULL, "\n"))
+                if (sscanf(line, "%31s", names[n]) == 1)
+                        n++;
+        free(buf);
+        return n;
+}
+#endif

@@ -576,22 +576,33 @@ typedef struct lbomp_step_stats {
  * and one compiled against a newer header gets zeros for the fields this library lacks.
  */
 
-/** Number of LB steps recorded so far. */
+/*
+ * A run keeps a bounded history (LBOMP_HISTORY, default 1024): the last N LB steps, the last N
+ * windows and the last 16 N steps; the counts and the report's totals cover the whole run. Indices
+ * are the run's (0 = its first LB step); the oldest kept is lbomp_lb_first() (0 until more than N
+ * have run), and an index older than that gives -ENOENT.
+ */
+/** Number of LB steps so far (over the whole run). */
 size_t lbomp_lb_count(const lbomp_t *lb);
-/** Copies LB step i into *out (`size` = sizeof *out). -ENOENT if i is out of range, -EINVAL for
- * NULL or size 0. */
+/** Since 0.2. Index of the oldest LB step still kept (LBOMP_HISTORY); 0 until more have run. */
+size_t lbomp_lb_first(const lbomp_t *lb);
+/** Copies LB step i into *out (`size` = sizeof *out). -ENOENT if i is out of range or no longer
+ * kept, -EINVAL for NULL or size 0. */
 int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out, size_t size);
-/** Number of complete windows recorded so far. */
+/** Number of complete windows so far (over the whole run). */
 size_t lbomp_window_count(const lbomp_t *lb);
-/** Copies window i into *out (`size` = sizeof *out). -ENOENT if i is out of range, -EINVAL for
- * NULL or size 0. */
+/** Since 0.2. Index of the oldest window still kept (LBOMP_HISTORY); 0 until more have run. */
+size_t lbomp_window_first(const lbomp_t *lb);
+/** Copies window i into *out (`size` = sizeof *out). -ENOENT if i is out of range or no longer
+ * kept, -EINVAL for NULL or size 0. */
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size);
 /** Time steps of the program so far (see "Time steps"): with LBOMP_FOR_EACH_TASK or lbomp_step()
  * alone, the steps run; a step refused at its end (lbomp_last_step()) is not among them. Call it
  * between steps. */
 uint64_t lbomp_steps(const lbomp_t *lb);
 /** Copies step `step` (0 .. lbomp_steps() - 1) into *out (`size` = sizeof *out). -ENOENT if it
- * did not run, -EINVAL for NULL or size 0. */
+ * did not run or is no longer kept (the last 16 × LBOMP_HISTORY steps are), -EINVAL for NULL or
+ * size 0. */
 int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, size_t size);
 
 /**

@@ -13,7 +13,7 @@ void lbomp__rt_costs(lbomp_t *lb, size_t *seen, struct lbomp__rtcost *c)
 {
         memset(c, 0, sizeof *c);
         c->workers = lb->ws.n;
-        size_t n = lb->lbs.n;
+        size_t n = (size_t)lb->lbs.recs.n;
         const struct lbomp__snap *s = lb->lbs.snap;
         bool new_step = n != *seen;
         *seen = n;
@@ -31,7 +31,7 @@ void lbomp__rt_costs(lbomp_t *lb, size_t *seen, struct lbomp__rtcost *c)
                         return;
         }
         c->fresh = true;
-        c->step = lb->lbs.rec[n - 1].pub.step;
+        c->step = lbomp__lbs_at(&lb->lbs, n - 1)->pub.step;
         c->n = s->ntasks;
         c->id = lb->lbs.snap_ids;
         c->cost = s->cost;

@@ -223,8 +223,8 @@ static int cut_even(struct lbomp *lb, struct lbomp__chunks *ch, int64_t begin, i
 static double learn(struct lbomp *lb, struct lbomp__chunks *ch)
 {
         const struct lbomp__snap *s = lb->lbs.snap;
-        const struct lbomp__lbrec *r = &lb->lbs.rec[lb->lbs.n - 1];
-        if (!s || s->ntasks != ch->n || r->pub.error)
+        const struct lbomp__lbrec *r = lbomp__lbs_at(&lb->lbs, lb->lbs.recs.n - 1);
+        if (!s || !r || s->ntasks != ch->n || r->pub.error)
                 return 0;
         if (ch->n > ch->seg_cap) {
                 if (LBOMP__GROW(ch->seg, ch->n))
@@ -290,7 +290,7 @@ static int recut(struct lbomp *lb, struct lbomp__chunks *ch, double total)
  * leaves them to the LB step. */
 static int first_costs(struct lbomp *lb, struct lbomp__chunks *ch)
 {
-        if (ch->nseg || lb->lbs.n || lb->win.timed == 0 || lb->tasks.renewed ||
+        if (ch->nseg || lb->lbs.recs.n || lb->win.timed == 0 || lb->tasks.renewed ||
             !(lb->clock.ticks_per_s > 0))
                 return 0;
         /* Every chunk's times (a timed run: lbomp__chunks_want_times()). */
@@ -442,7 +442,7 @@ static void follow_config(struct lbomp *lb)
 bool lbomp__chunks_want_times(const struct lbomp *lb)
 {
         const struct lbomp__chunks *ch = lb->chunks;
-        return ch && !ch->nseg && lb->lbs.n == 0;
+        return ch && !ch->nseg && lb->lbs.recs.n == 0;
 }
 
 int lbomp__chunks_prepare(struct lbomp *lb)
@@ -470,8 +470,8 @@ int lbomp__chunks_prepare(struct lbomp *lb)
         ch->ts_begin = b;
         ch->ts_end = e;
         int rc = 0;
-        if (lb->lbs.n != ch->lb_seen) {
-                ch->lb_seen = lb->lbs.n;
+        if (lb->lbs.recs.n != ch->lb_seen) {
+                ch->lb_seen = lb->lbs.recs.n;
                 double total = learn(lb, ch);
                 if (total > 0)
                         rc = recut(lb, ch, total);

@@ -34,6 +34,7 @@ struct lbomp__config {
         bool move_pages;           /* LBOMP_MOVE_PAGES=on: a task's registered pages follow it */
         char *powercap_root;       /* LBOMP_POWERCAP_ROOT; NULL: the machine's own counters */
         double step_timeout; /* LBOMP_STEP_TIMEOUT: seconds a step waits for its team; 0: ever */
+        uint32_t history;    /* LBOMP_HISTORY: LB steps and windows kept (16 × as many steps) */
         struct lbomp__params params;
 };
 

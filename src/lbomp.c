@@ -64,6 +64,7 @@ int lbomp_create(lbomp_t **out)
                 free(lb);
                 return rc;
         }
+        lbomp__window_init(&lb->win, lb->cfg.history);
         /* Unavailable counters are not an error: only -ENOMEM stops here. */
         rc = lbomp__window_energy_open(&lb->win, lb->cfg.powercap_root, lb->cfg.verbose);
         if (rc < 0)
@@ -76,7 +77,7 @@ int lbomp_create(lbomp_t **out)
         int n = omp_get_max_threads();
         if (n > LBOMP__MAX_WORKERS)
                 n = LBOMP__MAX_WORKERS;
-        rc = lbomp__lbs_init(&lb->lbs, lb->cfg.trace);
+        rc = lbomp__lbs_init(&lb->lbs, lb->cfg.trace, lb->cfg.history);
         lb->ws.speeds = lb->cfg.speeds;
         lb->ws.verbose = lb->cfg.verbose > 0;
         if (rc == 0)

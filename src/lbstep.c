@@ -24,9 +24,10 @@
 
 _Static_assert(LBOMP_MSG_KINDS == LBOMP__MSG_KINDS, "public and internal message kinds differ");
 
-int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path)
+int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path, uint32_t keep)
 {
         memset(l, 0, sizeof *l);
+        lbomp__history_init(&l->recs, sizeof(struct lbomp__lbrec), keep);
         l->sb = lbomp__snapbuf_create();
         l->dec = lbomp__dec_create(1);
         lbomp__auto_when_init(&l->when);
@@ -52,7 +53,7 @@ int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path)
 
 void lbomp__lbs_free(struct lbomp__lbs *l)
 {
-        free(l->rec);
+        lbomp__history_free(&l->recs);
         lbomp__snapbuf_destroy(l->sb);
         lbomp__plan_free(&l->plan);
         lbomp__dec_destroy(l->dec);
@@ -67,17 +68,78 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         memset(l, 0, sizeof *l);
 }
 
+static void add_up(struct lbomp__lbsum *sum, const lbomp_lb_stats_t *p)
+{
+        if (sum->steps++ == 0)
+                sum->locality_first = p->locality_before;
+        sum->migrations += p->migrations;
+        sum->messages += p->messages;
+        sum->node_migrations += p->node_migrations;
+        sum->data_moves += p->data_moves;
+        sum->data_bytes += p->data_bytes;
+        sum->decision_s += p->decision_s;
+        sum->move_cost += p->move_cost;
+        sum->data_s += p->data_s;
+}
+
+void lbomp__lbs_totals(const struct lbomp__lbs *l, struct lbomp__lbsum *out)
+{
+        *out = l->gone;
+        for (uint64_t i = l->recs.dropped; i < l->recs.n; i++)
+                add_up(out, &((const struct lbomp__lbrec *)lbomp__history_held(&l->recs, i))->pub);
+}
+
+/* The record of the next LB step, zeroed and counted (drop_rec takes it back); the one whose
+ * room it takes, no longer kept, into the totals. */
 static struct lbomp__lbrec *new_rec(struct lbomp__lbs *l)
 {
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? 2 * l->cap : 16;
-                if (LBOMP__GROW(l->rec, cap))
-                        return NULL;
-                l->cap = cap;
-        }
-        struct lbomp__lbrec *r = &l->rec[l->n++];
-        memset(r, 0, sizeof *r);
+        struct lbomp__lbrec gone;
+        int had = 0;
+        struct lbomp__lbrec *r = lbomp__history_slot(&l->recs, &gone, &had);
+        if (had)
+                add_up(&l->gone, &gone.pub);
+        if (r)
+                lbomp__history_push(&l->recs);
         return r;
+}
+
+/* The LB step just begun could not run: its record does not count. */
+static void drop_rec(struct lbomp__lbs *l)
+{
+        l->recs.n--;
+}
+
+/* The last record, NULL when there is none. */
+static struct lbomp__lbrec *last_rec(struct lbomp__lbs *l)
+{
+        return lbomp__history_last(&l->recs);
+}
+
+const char *lbomp__lbrec_note(const struct lbomp__lbrec *r, char *buf, size_t len)
+{
+        switch (r->note_kind) {
+        case LBOMP__NOTE_BALANCED:
+                snprintf(buf, len,
+                         "balanced within LBOMP_TOLERANCE (%g): policy not run, nothing moved",
+                         r->note_arg[0]);
+                return buf;
+        case LBOMP__NOTE_NO_PAY:
+                snprintf(buf, len,
+                         "does not pay: at most %.3g s won over %u period(s) < %.3g s, %s; "
+                         "policy not run",
+                         r->note_arg[0], r->note_u, r->note_arg[1],
+                         r->note_flag ? "the last LB step's cost"
+                                      : "an LB step's cost before any ran");
+                return buf;
+        case LBOMP__NOTE_AUTO_SKIP:
+                snprintf(buf, len,
+                         "auto: no LB step: predicted loss %.3g s <= cost %.3g s (floor λ %.3f)",
+                         r->note_arg[0], r->note_arg[1], r->note_arg[2]);
+                return buf;
+        case LBOMP__NOTE_TEXT:
+        default:
+                return r->note;
+        }
 }
 
 /* The window's costs, the workers and the links of live tasks, through the one builder. */
@@ -115,8 +177,8 @@ static int build_snapshot(struct lbomp *lb)
                 if (lbomp__link_alive(tk, k))
                         lbomp__snap_link(l->sb, k->a, k->b, k->bytes);
         }
-        l->snap =
-                lbomp__snap_end(l->sb, lbomp__snap_seed(lb->cfg.seed, l->n), l->n, &lb->cfg.params);
+        l->snap = lbomp__snap_end(l->sb, lbomp__snap_seed(lb->cfg.seed, l->recs.n), l->recs.n,
+                                  &lb->cfg.params);
         if (l->snap->ntasks > l->snap_ids_cap) {
                 if (LBOMP__GROW(l->snap_ids, l->snap->ntasks)) {
                         l->snap = NULL;
@@ -207,15 +269,17 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
 static void auto_skip(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
-        size_t n = l->n;
+        uint64_t n = l->recs.n;
         record_only(lb, 0, 0, 0);
-        if (l->n > n)
-                snprintf(l->rec[l->n - 1].note, sizeof l->rec[l->n - 1].note,
-                         "auto: no LB step: predicted loss %.3g s <= cost %.3g s (floor λ %.3f)",
-                         l->when.loss_s,
-                         l->when.lb_cost_s > 0 ? l->when.lb_cost_s
-                                               : lbomp__auto_lb_cost_guess(lb->tasks.nalive),
-                         l->when.floor);
+        if (l->recs.n > n) {
+                struct lbomp__lbrec *r = last_rec(l);
+                r->note_kind = LBOMP__NOTE_AUTO_SKIP;
+                r->note_arg[0] = l->when.loss_s;
+                r->note_arg[1] = l->when.lb_cost_s > 0
+                                         ? l->when.lb_cost_s
+                                         : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+                r->note_arg[2] = l->when.floor;
+        }
         l->when.floor = 1.0 + 0.5 * (l->when.floor - 1.0);
 }
 
@@ -308,7 +372,7 @@ static void finish(struct lbomp *lb)
                 if (lb->cfg.verbose)
                         lbomp__log("lbomp: LB step %zu: %s's plan does not lower the maximum load "
                                    "(predicted λ %.3f, current %.3f); mapping kept",
-                                   l->n - 1, pol->name, p->lambda_planned, p->lambda);
+                                   (size_t)l->recs.n - 1, pol->name, p->lambda_planned, p->lambda);
         }
         r->pub.imbalance_after = p->lambda_new;
         r->pub.migrations = p->moves.tasks;
@@ -357,7 +421,7 @@ static void finish(struct lbomp *lb)
         if (lb->cfg.verbose)
                 lbomp__log("lbomp: LB step %zu after step %llu: %s λ %.3f -> %.3f, %u migrations, "
                            "decision %.3g s",
-                           l->n - 1, (unsigned long long)r->pub.step, pol->name,
+                           (size_t)l->recs.n - 1, (unsigned long long)r->pub.step, pol->name,
                            r->pub.imbalance_before, r->pub.imbalance_after, r->pub.migrations,
                            r->pub.decision_s);
         lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
@@ -394,7 +458,7 @@ static void record_only(struct lbomp *lb, double lam, double max, double avg)
         const lbomp_window_stats_t *ws = lbomp__window_close(&lb->win, &lb->ws, lb->steps);
         if (!r || !ws) {
                 if (r)
-                        l->n--;
+                        drop_rec(l);
                 l->rc = -ENOMEM;
                 lbomp__log("lbomp: LB step after step %llu could not run: %s; mapping kept",
                            (unsigned long long)(lb->steps - 1), lbomp_strerror(-ENOMEM));
@@ -406,10 +470,10 @@ static void record_only(struct lbomp *lb, double lam, double max, double avg)
         r->pub.imbalance_before = r->pub.imbalance_after = lam > 0 ? lam : ws->imbalance;
         r->pub.max_load = lam > 0 ? max : ws->max_load;
         r->pub.avg_load = lam > 0 ? avg : ws->avg_load;
-        if (lam > 0)
-                snprintf(r->note, sizeof r->note,
-                         "balanced within LBOMP_TOLERANCE (%g): policy not run, nothing moved",
-                         lb->cfg.params.tolerance);
+        if (lam > 0) {
+                r->note_kind = LBOMP__NOTE_BALANCED;
+                r->note_arg[0] = lb->cfg.params.tolerance;
+        }
         r->pub.locality_before = r->pub.locality_after = table_locality(lb);
         r->energy_j = ws->energy_j;
         r->power_w = ws->power_w;
@@ -467,15 +531,16 @@ void lbomp__lb_begin(struct lbomp *lb)
                 l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
         if (!l->trace && !l->keep_costs && !lb->chunks && pol != &lbomp__policy_auto && avg > 0 &&
             gain < cost) {
-                size_t n = l->n;
+                uint64_t n = l->recs.n;
                 record_only(lb, lam, mx, avg);
-                if (l->n > n)
-                        snprintf(l->rec[l->n - 1].note, sizeof l->rec[l->n - 1].note,
-                                 "does not pay: at most %.3g s won over %u period(s) < %.3g s, "
-                                 "%s; policy not run",
-                                 gain, periods, cost,
-                                 l->pays_cost_s > 0 ? "the last LB step's cost"
-                                                    : "an LB step's cost before any ran");
+                if (l->recs.n > n) {
+                        struct lbomp__lbrec *r = last_rec(l);
+                        r->note_kind = LBOMP__NOTE_NO_PAY;
+                        r->note_arg[0] = gain;
+                        r->note_arg[1] = cost;
+                        r->note_u = periods;
+                        r->note_flag = l->pays_cost_s > 0;
+                }
                 return;
         }
         int rc = build_snapshot(lb);
@@ -486,7 +551,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                 rc = lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb));
         if (rc < 0) {
                 if (r)
-                        l->n--;
+                        drop_rec(l);
                 l->rc = rc;
                 lbomp__log("lbomp: LB step after step %llu could not run: %s; mapping kept",
                            (unsigned long long)(lb->steps - 1), lbomp_strerror(rc));
@@ -520,7 +585,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                 if (!l->said_no_time || lb->cfg.verbose)
                         lbomp__log("lbomp: LB step %zu: the clock did not advance during the "
                                    "window (every task time is 0); mapping kept",
-                                   l->n - 1);
+                                   (size_t)l->recs.n - 1);
                 l->said_no_time = true;
         } else if (pol->kind == LBOMP__CENTRAL) {
                 r->pub.error = pol->plan(l->snap, l->plan.dest, &r->ps);

@@ -11,22 +11,47 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "history.h"
 #include "lbomp.h"
 #include "plan.h"
 #include "policy.h"
 #include "policy/auto.h"
 
+/* The note of an LB step that ran no policy: kept as numbers, written out when read
+ * (lbomp__lbrec_note), so that such a step formats nothing. */
+enum lbomp__note {
+        LBOMP__NOTE_TEXT,     /* `note` as written ("" when nothing needs saying) */
+        LBOMP__NOTE_BALANCED, /* arg[0]: the tolerance */
+        LBOMP__NOTE_NO_PAY,   /* arg[0] gain, arg[1] cost, u periods, flag: cost measured */
+        LBOMP__NOTE_AUTO_SKIP /* arg[0] predicted loss, arg[1] cost, arg[2] floor */
+};
+
 /* Everything one LB step records beyond the public fields. */
 struct lbomp__lbrec {
         lbomp_lb_stats_t pub;
         char note[320]; /* why the plan is what it is, when that needs saying; "" otherwise */
+        enum lbomp__note note_kind;
+        double note_arg[3];
+        uint32_t note_u;
+        bool note_flag;
         struct lbomp__pstats ps;
         double energy_j, power_w; /* of the window that led to this step; NAN when unknown */
 };
 
+/* The record's note: `note` itself, or the numbers of a cheap step's note written into buf. */
+const char *lbomp__lbrec_note(const struct lbomp__lbrec *r, char *buf, size_t len);
+
+/* What the run's LB steps add up to (the ones no longer kept included). */
+struct lbomp__lbsum {
+        uint64_t steps, migrations, messages, node_migrations, data_moves, data_bytes;
+        double decision_s, move_cost, data_s;
+        double locality_first; /* locality_before of the run's first LB step */
+};
+
 struct lbomp__lbs {
-        struct lbomp__lbrec *rec; /* every LB step so far */
-        size_t n, cap;
+        /* The last LBOMP_HISTORY LB steps (struct lbomp__lbrec); recs.n counts every one */
+        struct lbomp__history recs;
+        struct lbomp__lbsum gone; /* the LB steps whose records were reused */
         /* scratch, reused */
         struct lbomp__snapbuf *sb;
         struct lbomp__plan plan;
@@ -72,8 +97,16 @@ struct lbomp__lbs {
 
 struct lbomp;
 
-/* Scratch and, with a path, the trace file (a message naming it on failure). 0 or negative. */
-int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path);
+/* Scratch, room for the last `keep` records and, with a path, the trace file (a message naming it
+ * on failure). 0 or negative. */
+int lbomp__lbs_init(struct lbomp__lbs *l, const char *trace_path, uint32_t keep);
+/* LB step i of the run, or NULL when it is not kept (LBOMP_HISTORY) or not there. */
+static inline const struct lbomp__lbrec *lbomp__lbs_at(const struct lbomp__lbs *l, uint64_t i)
+{
+        return (const struct lbomp__lbrec *)lbomp__history_at(&l->recs, i);
+}
+/* The run's totals over every LB step. */
+void lbomp__lbs_totals(const struct lbomp__lbs *l, struct lbomp__lbsum *out);
 void lbomp__lbs_free(struct lbomp__lbs *l);
 /* The snapshot the next LB step would see (valid until the next LB step), for tests; NULL with
  * *rc set on failure. One thread, no step running. */

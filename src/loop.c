@@ -45,7 +45,9 @@ static void publish(struct lbomp__loop *l)
         int rc = atomic_load(&rt->step_rc);
         if (rc == -EINTR) {
                 /* The step's own words are about tasks; a loop's user knows indices and chunks. */
-                uint64_t skipped = rt->win.nstep ? rt->win.step[rt->win.nstep - 1].skipped : 0;
+                const struct lbomp__steprec *last =
+                        lbomp__window_steprec(&rt->win, lbomp__window_nsteps(&rt->win) - 1);
+                uint64_t skipped = last ? last->skipped : 0;
                 snprintf(
                         msg, sizeof msg,
                         "lbomp: LBOMP_FOR(\"%.64s\"): a break left the body: the rest of that "
@@ -111,7 +113,8 @@ static int runtime_new(struct lbomp *root, int n, struct lbomp **out)
         lb->topo = root->topo;
         lb->clock = root->clock;
         lb->omp_binds = root->omp_binds;
-        int rc = lbomp__lbs_init(&lb->lbs, NULL);
+        lbomp__window_init(&lb->win, lb->cfg.history);
+        int rc = lbomp__lbs_init(&lb->lbs, NULL, lb->cfg.history);
         if (rc == 0)
                 rc = lbomp__workers_resize(&lb->ws, n, &lb->tasks, &lb->topo, lb->cfg.steal);
         if (rc < 0) {

@@ -39,30 +39,42 @@ int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out)
 
 size_t lbomp_lb_count(const lbomp_t *lb)
 {
-        return lb ? lb->lbs.n : 0;
+        return lb ? (size_t)lb->lbs.recs.n : 0;
+}
+
+size_t lbomp_lb_first(const lbomp_t *lb)
+{
+        return lb ? (size_t)lbomp__history_first(&lb->lbs.recs) : 0;
 }
 
 int lbomp_lb_get(const lbomp_t *lb, size_t i, lbomp_lb_stats_t *out, size_t size)
 {
         if (!lb || !out)
                 return -EINVAL;
-        if (i >= lb->lbs.n)
+        const struct lbomp__lbrec *r = lbomp__lbs_at(&lb->lbs, i);
+        if (!r)
                 return -ENOENT;
-        return sized_copy(out, size, &lb->lbs.rec[i].pub, sizeof lb->lbs.rec[i].pub);
+        return sized_copy(out, size, &r->pub, sizeof r->pub);
 }
 
 size_t lbomp_window_count(const lbomp_t *lb)
 {
-        return lb ? lb->win.n : 0;
+        return lb ? (size_t)lbomp__window_count(&lb->win) : 0;
+}
+
+size_t lbomp_window_first(const lbomp_t *lb)
+{
+        return lb ? (size_t)lbomp__history_first(&lb->win.recs) : 0;
 }
 
 int lbomp_window_get(const lbomp_t *lb, size_t i, lbomp_window_stats_t *out, size_t size)
 {
         if (!lb || !out)
                 return -EINVAL;
-        if (i >= lb->win.n)
+        const lbomp_window_stats_t *r = lbomp__window_rec(&lb->win, i);
+        if (!r)
                 return -ENOENT;
-        return sized_copy(out, size, &lb->win.rec[i], sizeof lb->win.rec[i]);
+        return sized_copy(out, size, r, sizeof *r);
 }
 
 uint64_t lbomp_steps(const lbomp_t *lb)
@@ -109,13 +121,13 @@ int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, si
 {
         if (!lb || !out)
                 return -EINVAL;
-        if (step >= lb->win.nstep)
+        if (!lbomp__window_steprec(&lb->win, step))
                 return -ENOENT;
         /* Loads of the last steps may still wait in the workers' rings (no step runs now). */
         struct lbomp *m = (struct lbomp *)lb;
         if (step >= m->win.folded)
                 lbomp__window_fold(&m->win, &m->ws, &m->clock);
-        const struct lbomp__steprec *r = &lb->win.step[step];
+        const struct lbomp__steprec *r = lbomp__window_steprec(&lb->win, step);
         lbomp_step_stats_t st = {.step = step,
                                  .imbalance = r->lambda,
                                  .imbalance_run = r->lambda_run,
@@ -126,9 +138,12 @@ int lbomp_step_get(const lbomp_t *lb, uint64_t step, lbomp_step_stats_t *out, si
 /* The window that ended at LB step i (the one whose loads it read), or NULL. */
 static const lbomp_window_stats_t *window_of(const struct lbomp *lb, const lbomp_lb_stats_t *r)
 {
-        for (size_t k = 0; k < lb->win.n; k++)
-                if (lb->win.rec[k].first_step + lb->win.rec[k].steps == r->step + 1)
-                        return &lb->win.rec[k];
+        uint64_t n = lbomp__window_count(&lb->win);
+        for (uint64_t k = lbomp__history_first(&lb->win.recs); k < n; k++) {
+                const lbomp_window_stats_t *w = lbomp__window_rec(&lb->win, k);
+                if (w->first_step + w->steps == r->step + 1)
+                        return w;
+        }
         return NULL;
 }
 
@@ -181,18 +196,6 @@ static void binding_note(const struct lbomp *lb, char *buf, size_t len)
                          lb->ws.oversubscribed ? ", oversubscribed" : "");
 }
 
-static void totals(const struct lbomp *lb, uint64_t *mig, double *dec, uint64_t *msgs)
-{
-        *mig = 0;
-        *dec = 0;
-        *msgs = 0;
-        for (size_t i = 0; i < lb->lbs.n; i++) {
-                *mig += lb->lbs.rec[i].pub.migrations;
-                *dec += lb->lbs.rec[i].pub.decision_s;
-                *msgs += lb->lbs.rec[i].pub.messages;
-        }
-}
-
 /* The decentralized part of an LB step: one indented line under the step's row. */
 static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
 {
@@ -205,24 +208,6 @@ static void report_messages(const lbomp_lb_stats_t *r, FILE *out)
                 "withdrawn %u, span %.3g s\n",
                 r->rounds, r->gossip_rounds, r->collectives, r->packs, r->offers_rejected,
                 r->packs_forced, r->packs_withdrawn, r->span_s);
-}
-
-struct data_totals {
-        uint64_t node_migrations, moves, bytes;
-        double move_cost, seconds;
-};
-
-static void data_totals(const struct lbomp *lb, struct data_totals *d)
-{
-        memset(d, 0, sizeof *d);
-        for (size_t i = 0; i < lb->lbs.n; i++) {
-                const lbomp_lb_stats_t *p = &lb->lbs.rec[i].pub;
-                d->node_migrations += p->node_migrations;
-                d->moves += p->data_moves;
-                d->bytes += p->data_bytes;
-                d->move_cost += p->move_cost;
-                d->seconds += p->data_s;
-        }
 }
 
 /* One line: "energy: <reader note>; packages J over s, W; per domain J" or "energy: unavailable:
@@ -331,9 +316,10 @@ static void table(const struct lbomp *lb, FILE *out)
                 "lb", "step", "policy", "λ-before", "λ-after", "moves", "decide-s", "apply-s",
                 "locality", "window-J", "window-W", "x-node", "move-cost", "loc-before", "data-B",
                 "λ-steps", "λ-run", "stolen", "moved-B", "note");
-        for (size_t i = 0; i < lb->lbs.n; i++) {
-                const struct lbomp__lbrec *r = &lb->lbs.rec[i];
-                char ej[32] = "-", pw[32] = "-";
+        const struct lbomp__lbs *l = &lb->lbs;
+        for (uint64_t i = lbomp__history_first(&l->recs); i < l->recs.n; i++) {
+                const struct lbomp__lbrec *r = lbomp__lbs_at(l, i);
+                char ej[32] = "-", pw[32] = "-", note[400];
                 if (isfinite(r->energy_j))
                         snprintf(ej, sizeof ej, "%.4g", r->energy_j);
                 if (isfinite(r->power_w))
@@ -341,53 +327,53 @@ static void table(const struct lbomp *lb, FILE *out)
                 /* What the window's steps looked like one by one, and what stealing left. */
                 const lbomp_window_stats_t *wr = window_of(lb, &r->pub);
                 fprintf(out,
-                        "  %4zu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
+                        "  %4llu %6llu %-10s %7.3f %7.3f %6u %10.3g %10.3g %12.4g %9s %8s %6u "
                         "%10.4g "
                         "%12.4g %10llu %7.3f %7.3f %7llu %10llu %s\n",
-                        i, (unsigned long long)r->pub.step, r->pub.policy, r->pub.imbalance_before,
-                        r->pub.imbalance_after, r->pub.migrations, r->pub.decision_s,
-                        r->pub.apply_s, r->pub.locality_after, ej, pw, r->pub.node_migrations,
-                        r->pub.move_cost, r->pub.locality_before,
+                        (unsigned long long)i, (unsigned long long)r->pub.step, r->pub.policy,
+                        r->pub.imbalance_before, r->pub.imbalance_after, r->pub.migrations,
+                        r->pub.decision_s, r->pub.apply_s, r->pub.locality_after, ej, pw,
+                        r->pub.node_migrations, r->pub.move_cost, r->pub.locality_before,
                         (unsigned long long)r->pub.data_bytes, wr ? wr->imbalance_step_mean : NAN,
                         wr ? wr->imbalance_run_step_mean : NAN,
                         wr ? (unsigned long long)wr->stolen : 0ull,
                         (unsigned long long)r->pub.migrated_bytes,
                         r->pub.error        ? lbomp_strerror(r->pub.error)
                         : r->pub.data_error ? strerror(-r->pub.data_error)
-                                            : r->note);
+                                            : lbomp__lbrec_note(r, note, sizeof note));
                 if (r->pub.kind_name[0])
                         report_messages(&r->pub, out);
         }
-        uint64_t mig, msgs;
-        double dec;
-        totals(lb, &mig, &dec, &msgs);
-        const lbomp_window_stats_t *wf = lb->win.n ? &lb->win.rec[0] : NULL;
-        const lbomp_window_stats_t *wl = lb->win.n ? &lb->win.rec[lb->win.n - 1] : NULL;
+        struct lbomp__lbsum sum;
+        lbomp__lbs_totals(l, &sum);
+        uint64_t nwin = lbomp__window_count(&lb->win);
+        const lbomp_window_stats_t *wf = nwin ? &lb->win.first_rec : NULL;
+        const lbomp_window_stats_t *wl = nwin ? lbomp__window_rec(&lb->win, nwin - 1) : NULL;
+        if (lbomp__history_first(&l->recs))
+                fprintf(out, "  (the last %llu LB steps of %llu: LBOMP_HISTORY)\n",
+                        (unsigned long long)l->recs.keep, (unsigned long long)l->recs.n);
         fprintf(out,
-                "  total: %zu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
+                "  total: %llu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
                 "window %.3f, last window %.3f\n",
-                lb->lbs.n, (unsigned long long)mig, dec, (unsigned long long)msgs,
-                wf ? wf->imbalance : NAN, wl ? wl->imbalance : NAN);
+                (unsigned long long)l->recs.n, (unsigned long long)sum.migrations, sum.decision_s,
+                (unsigned long long)sum.messages, wf ? wf->imbalance : NAN,
+                wl ? wl->imbalance : NAN);
         /* λ above charges every task to its owner (what a plan can change); what the threads
          * carried, with what stealing took over, is what the steps cost. */
-        uint64_t stolen = 0;
-        for (size_t i = 0; i < lb->win.n; i++)
-                stolen += lb->win.rec[i].stolen;
+        uint64_t stolen = lbomp__window_stolen(&lb->win);
         fprintf(out,
                 "  per step: λ owned first window %.3f, last %.3f; carried (what the threads "
                 "ran, %llu tasks stolen) first %.3f, last %.3f\n",
                 wf ? wf->imbalance_step_mean : NAN, wl ? wl->imbalance_step_mean : NAN,
                 (unsigned long long)stolen, wf ? wf->imbalance_run_step_mean : NAN,
                 wl ? wl->imbalance_run_step_mean : NAN);
-        struct data_totals d;
-        data_totals(lb, &d);
+        const struct lbomp__lbrec *last = lbomp__lbs_at(l, l->recs.n - 1);
         fprintf(out,
                 "  locality: link cost first %.6g, last %.6g; %llu migrations across nodes, move "
                 "cost %.6g; data followed %llu tasks, %llu bytes in %.3g s\n",
-                lb->lbs.n ? lb->lbs.rec[0].pub.locality_before : NAN,
-                lb->lbs.n ? lb->lbs.rec[lb->lbs.n - 1].pub.locality_after : NAN,
-                (unsigned long long)d.node_migrations, d.move_cost, (unsigned long long)d.moves,
-                (unsigned long long)d.bytes, d.seconds);
+                sum.steps ? sum.locality_first : NAN, last ? last->pub.locality_after : NAN,
+                (unsigned long long)sum.node_migrations, sum.move_cost,
+                (unsigned long long)sum.data_moves, (unsigned long long)sum.data_bytes, sum.data_s);
 }
 
 int lbomp_report(const lbomp_t *lb, FILE *out)
@@ -402,7 +388,7 @@ int lbomp_report(const lbomp_t *lb, FILE *out)
         }
         /* A runtime that only runs loops has no table of its own: each loop has one. */
         const struct lbomp__loops *r = lb->root ? NULL : loops_of(lb);
-        if (!r || lb->tasks.next_id || lb->lbs.n)
+        if (!r || lb->tasks.next_id || lb->lbs.recs.n)
                 table(lb, out);
         /* Each LBOMP_FOR loop balances on its own: its LB steps under its name. */
         for (size_t i = 0; r && i < r->n; i++)
@@ -461,9 +447,8 @@ static void json_domains(FILE *out, const struct lbomp *lb, const double *j)
 /* The report of one task set, without the final newline. */
 static void json(const struct lbomp *lb, FILE *out)
 {
-        uint64_t mig, msgs;
-        double dec;
-        totals(lb, &mig, &dec, &msgs);
+        struct lbomp__lbsum sum;
+        lbomp__lbs_totals(&lb->lbs, &sum);
         fputc('{', out);
         if (lb->chunks) {
                 const struct lbomp__chunks *ch = lb->chunks;
@@ -483,19 +468,18 @@ static void json(const struct lbomp *lb, FILE *out)
         json_str(out, lb->topo.name); /* a file name may hold quotes */
         fprintf(out, ",\"nodes\":%d,\"cores\":%d,", lb->topo.nnodes, lb->topo.ncores);
         fprintf(out, "\"steps\":%llu,\"tasks\":%u,\"migrations\":%llu,\"decision_s\":",
-                (unsigned long long)lbomp_steps(lb), lb->tasks.nalive, (unsigned long long)mig);
-        json_num(out, dec);
-        struct data_totals d;
-        data_totals(lb, &d);
+                (unsigned long long)lbomp_steps(lb), lb->tasks.nalive,
+                (unsigned long long)sum.migrations);
+        json_num(out, sum.decision_s);
         fprintf(out, ",\"messages\":%llu,\"node_migrations\":%llu,\"move_cost\":",
-                (unsigned long long)msgs, (unsigned long long)d.node_migrations);
-        json_num(out, d.move_cost);
+                (unsigned long long)sum.messages, (unsigned long long)sum.node_migrations);
+        json_num(out, sum.move_cost);
         fprintf(out, ",\"move_pages\":\"%s\",\"data_moves\":%llu,\"data_bytes\":%llu,\"data_s\":",
                 !lb->cfg.move_pages ? "off"
                 : lb->topo.is_host  ? "on"
                                     : "counted",
-                (unsigned long long)d.moves, (unsigned long long)d.bytes);
-        json_num(out, d.seconds);
+                (unsigned long long)sum.data_moves, (unsigned long long)sum.data_bytes);
+        json_num(out, sum.data_s);
         fprintf(out, ",\"speeds\":[");
         for (int i = 0; i < lb->ws.n; i++) {
                 const struct lbomp__worker *w = &lb->ws.w[i];
@@ -510,51 +494,63 @@ static void json(const struct lbomp *lb, FILE *out)
                 fprintf(out, "}");
         }
         fprintf(out, "]");
+        /* The lists hold what is kept (LBOMP_HISTORY): each entry says its index in the run. */
+        const struct lbomp__window *win = &lb->win;
+        uint64_t nwin = lbomp__window_count(win), w0 = lbomp__history_first(&win->recs);
+        fprintf(out, ",\"history\":%u,\"window_count\":%llu,\"lb_count\":%llu", lb->cfg.history,
+                (unsigned long long)nwin, (unsigned long long)lb->lbs.recs.n);
         fprintf(out, ",\"windows\":[");
-        for (size_t i = 0; i < lb->win.n; i++) {
-                fprintf(out, "%s{\"first_step\":%llu,\"steps\":%llu,\"imbalance\":", i ? "," : "",
-                        (unsigned long long)lb->win.rec[i].first_step,
-                        (unsigned long long)lb->win.rec[i].steps);
-                json_num(out, lb->win.rec[i].imbalance);
+        for (uint64_t i = w0; i < nwin; i++) {
+                const lbomp_window_stats_t *w = lbomp__window_rec(win, i);
+                fprintf(out, "%s{\"window\":%llu,\"first_step\":%llu,\"steps\":%llu,\"imbalance\":",
+                        i > w0 ? "," : "", (unsigned long long)i, (unsigned long long)w->first_step,
+                        (unsigned long long)w->steps);
+                json_num(out, w->imbalance);
                 fprintf(out, ",\"wall_s\":");
-                json_num(out, lb->win.rec[i].wall_s);
-                fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":",
-                        (unsigned long long)lb->win.rec[i].stolen);
-                json_num(out, lb->win.rec[i].imbalance_run);
+                json_num(out, w->wall_s);
+                fprintf(out, ",\"stolen\":%llu,\"imbalance_run\":", (unsigned long long)w->stolen);
+                json_num(out, w->imbalance_run);
                 fprintf(out, ",\"imbalance_step_mean\":");
-                json_num(out, lb->win.rec[i].imbalance_step_mean);
+                json_num(out, w->imbalance_step_mean);
                 fprintf(out, ",\"imbalance_step_max\":");
-                json_num(out, lb->win.rec[i].imbalance_step_max);
+                json_num(out, w->imbalance_step_max);
                 fprintf(out, ",\"imbalance_run_step_mean\":");
-                json_num(out, lb->win.rec[i].imbalance_run_step_mean);
+                json_num(out, w->imbalance_run_step_mean);
+                /* λ of each of its steps still kept (null for one no longer kept) */
                 fprintf(out, ",\"timed_steps\":%llu,\"step_imbalance\":[",
-                        (unsigned long long)lb->win.rec[i].timed_steps);
-                for (uint64_t k = lb->win.rec[i].first_step;
-                     k < lb->win.rec[i].first_step + lb->win.rec[i].steps && k < lb->win.nstep;
-                     k++) {
-                        if (k > lb->win.rec[i].first_step)
+                        (unsigned long long)w->timed_steps);
+                for (uint64_t k = w->first_step;
+                     k < w->first_step + w->steps && k < lbomp__window_nsteps(win); k++) {
+                        const struct lbomp__steprec *sr = lbomp__window_steprec(win, k);
+                        if (k > w->first_step)
                                 fputc(',', out);
-                        fprintf(out, "%.4g", lb->win.step[k].lambda);
+                        if (sr)
+                                fprintf(out, "%.4g", sr->lambda);
+                        else
+                                fputs("null", out);
                 }
                 fputc(']', out);
                 fprintf(out, ",\"energy_j\":");
-                json_num(out, lb->win.rec[i].energy_j);
+                json_num(out, w->energy_j);
                 fprintf(out, ",\"power_w\":");
-                json_num(out, lb->win.rec[i].power_w);
+                json_num(out, w->power_w);
                 fprintf(out, ",\"domains_j\":");
-                if (isfinite(lb->win.rec[i].energy_j) && lb->win.dom_j && i < lb->win.dom_cap)
-                        json_domains(out, lb,
-                                     lb->win.dom_j +
-                                             i * (size_t)lbomp__energy_ndomains(lb->win.energy));
+                const double *dj = lbomp__window_domains(win, i);
+                if (isfinite(w->energy_j) && dj)
+                        json_domains(out, lb, dj);
                 else
                         fputs("null", out);
                 fputc('}', out);
         }
         fprintf(out, "],\"lb_steps\":[");
-        for (size_t i = 0; i < lb->lbs.n; i++) {
-                const struct lbomp__lbrec *r = &lb->lbs.rec[i];
-                fprintf(out, "%s{\"step\":%llu,\"imbalance_before\":", i ? "," : "",
-                        (unsigned long long)r->pub.step);
+        const struct lbomp__lbs *l = &lb->lbs;
+        uint64_t l0 = lbomp__history_first(&l->recs);
+        for (uint64_t i = l0; i < l->recs.n; i++) {
+                const struct lbomp__lbrec *r = lbomp__lbs_at(l, i);
+                char note[400];
+                fprintf(out,
+                        "%s{\"lb\":%llu,\"step\":%llu,\"imbalance_before\":", i > l0 ? "," : "",
+                        (unsigned long long)i, (unsigned long long)r->pub.step);
                 json_num(out, r->pub.imbalance_before);
                 fprintf(out, ",\"imbalance_after\":");
                 json_num(out, r->pub.imbalance_after);
@@ -577,7 +573,7 @@ static void json(const struct lbomp *lb, FILE *out)
                         r->pub.data_error, r->pub.plan_rejected ? "true" : "false");
                 json_num(out, r->pub.imbalance_planned);
                 fprintf(out, ",\"note\":");
-                json_str(out, r->note);
+                json_str(out, lbomp__lbrec_note(r, note, sizeof note));
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);
                 if (r->pub.kind_name[0]) { /* decentralized policies */

@@ -107,7 +107,8 @@ static void auto_when(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
-        const struct lbomp__steprec *sr = &lb->win.step[lb->win.nstep - 1];
+        const struct lbomp__steprec *sr =
+                lbomp__window_steprec(&lb->win, lbomp__window_nsteps(&lb->win) - 1);
         l->when.ntasks = lb->tasks.nalive;
         if (l->armed ||
             !lbomp__auto_when_step(&l->when, sr->lambda, sr->max_s, lb->cfg.params.tolerance,
@@ -152,7 +153,7 @@ static void prepare(void *arg)
         if (loop_rc < 0)
                 rc = loop_rc;
         if (rc == 0)
-                rc = lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps);
+                rc = lbomp__window_reserve(&lb->win, lb->tasks.nslots);
         if (rc == 0 && lb->tasks.dirty)
                 rc = lbomp__workers_fill(&lb->ws, &lb->tasks);
         if (rc == 0) {
@@ -539,8 +540,8 @@ static void step_done(void *arg)
                 lbomp__window_timed(lb->tset.t + 1, lbomp__tsteps_end(&lb->tset, period_of(lb))) &&
                 needs_costs(lb);
         publish(lb, next_timed, lb->win.pending, lb_due);
-        if (lb->steps >= lb->win.step_cap &&
-            lbomp__window_reserve(&lb->win, lb->tasks.nslots, lb->steps) < 0)
+        if (!lbomp__history_room(&lb->win.steprecs) &&
+            lbomp__window_reserve(&lb->win, lb->tasks.nslots) < 0)
                 lb->tasks.dirty = true; /* the next step gathers and says so */
         lbomp__window_energy_tick(&lb->win);
 }

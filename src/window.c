@@ -45,11 +45,12 @@ int lbomp__window_energy_open(struct lbomp__window *win, const char *powercap_ro
         }
         lbomp__energy_close(win->energy);
         free(win->mark);
-        free(win->dom_j);
+        lbomp__history_free(&win->dom);
         win->energy = e;
         win->mark = mark;
-        win->dom_j = NULL;
-        win->dom_cap = 0;
+        /* the windows from now on have these counters' domains */
+        lbomp__history_init(&win->dom, (n ? (size_t)n : 1) * sizeof(double), win->recs.keep);
+        win->dom_first = win->recs.n;
         win->energy_t0 = win->energy_t_last = lbomp__mono_s();
         if (verbose)
                 lbomp__log("lbomp: energy: %s", lbomp__energy_note(e));
@@ -63,16 +64,27 @@ void lbomp__window_energy_tick(struct lbomp__window *win)
                 energy_read(win);
 }
 
-int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t steps)
+void lbomp__window_init(struct lbomp__window *win, uint32_t keep)
 {
-        if (steps >= win->step_cap) {
-                uint64_t cap = win->step_cap ? 2 * win->step_cap : 1024;
-                while (cap <= steps)
-                        cap *= 2;
-                if (LBOMP__GROW(win->step, cap))
-                        return -ENOMEM;
-                win->step_cap = cap;
-        }
+        memset(win, 0, sizeof *win);
+        lbomp__history_init(&win->recs, sizeof(lbomp_window_stats_t), keep);
+        lbomp__history_init(&win->steprecs, sizeof(struct lbomp__steprec), 16 * (uint64_t)keep);
+        lbomp__history_init(&win->dom, sizeof(double), keep);
+}
+
+uint64_t lbomp__window_stolen(const struct lbomp__window *win)
+{
+        uint64_t stolen = win->stolen_gone;
+        for (uint64_t i = win->recs.dropped; i < win->recs.n; i++)
+                stolen +=
+                        ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))->stolen;
+        return stolen;
+}
+
+int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots)
+{
+        if (lbomp__history_reserve(&win->steprecs) < 0)
+                return -ENOMEM;
         if (nslots <= win->cap && win->ticks)
                 return 0;
         uint32_t cap = win->cap ? win->cap : 64;
@@ -174,14 +186,16 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
 
 void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed)
 {
-        /* lbomp__window_reserve made room for this record. */
-        win->step[win->nstep++] = (struct lbomp__steprec){
-                .lambda = NAN,
-                .lambda_run = NAN,
-                .max_s = 0,
-                .skipped = skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)skipped,
-                .clean = clean,
-                .timed = timed};
+        /* lbomp__window_reserve made room for this record (the slot is there and zeroed). */
+        struct lbomp__steprec *rec = lbomp__history_slot(&win->steprecs, NULL, NULL);
+        lbomp__history_push(&win->steprecs);
+        *rec = (struct lbomp__steprec){.lambda = NAN,
+                                       .lambda_run = NAN,
+                                       .max_s = 0,
+                                       .skipped = skipped > UINT32_MAX ? UINT32_MAX
+                                                                       : (uint32_t)skipped,
+                                       .clean = clean,
+                                       .timed = timed};
         if (!clean)
                 return;
         win->steps++;
@@ -192,8 +206,8 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         const struct lbomp__clock *clock)
 {
         double tps = clock->ticks_per_s, n = ws->n ? (double)ws->n : 1.0;
-        for (; win->folded < win->nstep; win->folded++) {
-                struct lbomp__steprec *rec = &win->step[win->folded];
+        for (; win->folded < win->steprecs.n; win->folded++) {
+                struct lbomp__steprec *rec = lbomp__window_steprec(win, win->folded);
                 size_t slot = win->folded % LBOMP__RING;
                 double omax = 0, osum = 0, rmax = 0, rsum = 0;
                 for (int i = 0; i < ws->n; i++) {
@@ -527,21 +541,23 @@ double lbomp__window_timed_lambda(const struct lbomp__window *win, const struct 
 lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
                                           const struct lbomp__workers *ws, uint64_t steps)
 {
-        if (win->n == win->rec_cap) {
-                size_t cap = win->rec_cap ? 2 * win->rec_cap : 16;
-                if (LBOMP__GROW(win->rec, cap))
-                        return NULL;
-                win->rec_cap = cap;
-        }
         size_t nd = (size_t)lbomp__energy_ndomains(win->energy);
-        if (nd && win->n == win->dom_cap) {
-                size_t cap = win->dom_cap ? 2 * win->dom_cap : 16;
-                if (LBOMP__GROW(win->dom_j, cap * nd))
+        double *dj = NULL;
+        if (nd) {
+                dj = lbomp__history_slot(&win->dom, NULL, NULL);
+                if (!dj)
                         return NULL;
-                win->dom_cap = cap;
         }
-        lbomp_window_stats_t *ws_rec = &win->rec[win->n++];
-        memset(ws_rec, 0, sizeof *ws_rec);
+        lbomp_window_stats_t gone;
+        int had = 0;
+        lbomp_window_stats_t *ws_rec = lbomp__history_slot(&win->recs, &gone, &had);
+        if (!ws_rec)
+                return NULL;
+        if (had)
+                win->stolen_gone += gone.stolen;
+        lbomp__history_push(&win->recs);
+        if (nd)
+                lbomp__history_push(&win->dom);
         /* (the caller folded the window's steps in) */
         ws_rec->first_step = win->first;
         ws_rec->steps = steps - win->first;
@@ -574,7 +590,6 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         ws_rec->wall_s = lbomp__mono_s() - win->wall0;
         /* One reading closes this window; lbomp__window_restart(read_energy = false) makes it the
          * start of the next. */
-        double *dj = win->dom_j ? win->dom_j + (win->n - 1) * nd : NULL;
         double pkg = 0;
         int npkg = 0;
         energy_read(win);
@@ -589,6 +604,8 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         }
         ws_rec->energy_j = lbomp__energy_available(win->energy) && npkg ? pkg : NAN;
         ws_rec->power_w = ws_rec->wall_s > 0 ? ws_rec->energy_j / ws_rec->wall_s : NAN;
+        if (win->recs.n == 1)
+                win->first_rec = *ws_rec;
         return ws_rec;
 }
 
@@ -600,10 +617,10 @@ void lbomp__window_free(struct lbomp__window *win)
         free(win->last_v);
         free(win->last_w);
         free(win->ns);
-        free(win->step);
-        free(win->rec);
+        lbomp__history_free(&win->steprecs);
+        lbomp__history_free(&win->recs);
         lbomp__energy_close(win->energy);
         free(win->mark);
-        free(win->dom_j);
+        lbomp__history_free(&win->dom);
         memset(win, 0, sizeof *win);
 }

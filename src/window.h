@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "history.h"
 #include "energy.h"
 #include "lbomp.h"
 #include "workers.h"
@@ -57,24 +58,28 @@ struct lbomp__window {
         double lam_sum;   /* Σ per-step λ over its steps */
         double lam_max;   /* max per-step λ */
         double lamr_sum;  /* Σ per-step λ of what the workers carried */
-        /* every step of the run */
-        struct lbomp__steprec *step;
-        uint64_t nstep, step_cap;
+        /* the run's steps (struct lbomp__steprec): the last 16 × LBOMP_HISTORY kept; steprecs.n
+         * counts every one */
+        struct lbomp__history steprecs;
         uint64_t folded; /* steps whose loads are folded in (the rest wait in the workers' rings) */
         /* The timed step `pending_step` is not folded task by task yet: each worker does it when
          * it enters the next step (lbomp__window_aggregate), or a serial part for all of them. */
         bool pending;
         uint64_t pending_step;
-        /* window records */
-        lbomp_window_stats_t *rec;
-        size_t n, rec_cap;
+        /* the run's windows (lbomp_window_stats_t): the last LBOMP_HISTORY kept, recs.n counts
+         * every one; the first one and the tasks stolen in those no longer kept, for the totals */
+        struct lbomp__history recs;
+        lbomp_window_stats_t first_rec;
+        uint64_t stolen_gone;
         /* energy: opened at create, read where windows start and end, and after steps */
         struct lbomp__energy *energy;
         double energy_t0;     /* when the counters were opened */
         double energy_t_last; /* last successful reading */
         double *mark;         /* [ndomains] totals at the start of the current window */
-        double *dom_j;        /* [dom_cap * ndomains] joules per domain of each window */
-        size_t dom_cap;
+        /* joules per domain (ndomains doubles) of the windows since the counters were opened:
+         * window i's are record i - dom_first */
+        struct lbomp__history dom;
+        uint64_t dom_first;
 };
 
 /* Opens the energy counters of `powercap_root` (NULL: the machine's); replaces the current ones
@@ -84,8 +89,39 @@ int lbomp__window_energy_open(struct lbomp__window *win, const char *powercap_ro
  * ends within 10 ms of its last step. */
 void lbomp__window_energy_tick(struct lbomp__window *win);
 
+/* An empty window keeping the last `keep` windows and 16 × keep steps. Allocates nothing. */
+void lbomp__window_init(struct lbomp__window *win, uint32_t keep);
 /* Room for tasks in slots below nslots, and for one more step record. 0 or -ENOMEM. */
-int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots, uint64_t steps);
+int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots);
+/* Steps recorded so far, and step i's record (NULL when it is no longer kept or not there). */
+static inline uint64_t lbomp__window_nsteps(const struct lbomp__window *win)
+{
+        return win->steprecs.n;
+}
+static inline struct lbomp__steprec *lbomp__window_steprec(const struct lbomp__window *win,
+                                                           uint64_t i)
+{
+        return (struct lbomp__steprec *)lbomp__history_at(&win->steprecs, i);
+}
+/* Windows closed so far, and window i's record (NULL when no longer kept or not there); its
+ * joules per domain, or NULL. */
+static inline uint64_t lbomp__window_count(const struct lbomp__window *win)
+{
+        return win->recs.n;
+}
+static inline const lbomp_window_stats_t *lbomp__window_rec(const struct lbomp__window *win,
+                                                            uint64_t i)
+{
+        return (const lbomp_window_stats_t *)lbomp__history_at(&win->recs, i);
+}
+static inline const double *lbomp__window_domains(const struct lbomp__window *win, uint64_t i)
+{
+        return i >= win->dom_first
+                       ? (const double *)lbomp__history_at(&win->dom, i - win->dom_first)
+                       : NULL;
+}
+/* Tasks stolen over every window of the run. */
+uint64_t lbomp__window_stolen(const struct lbomp__window *win);
 /* The slots given to new tasks: what they measured for a removed task is forgotten. */
 void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
 /* The same for slots 0..nslots-1 (a task table rebuilt as a whole). */
@@ -119,7 +155,7 @@ void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean,
 /* Whether the workers' rings are full: lbomp__window_fold must run in this serial part. */
 static inline bool lbomp__window_ring_full(const struct lbomp__window *win)
 {
-        return win->nstep - win->folded >= LBOMP__RING;
+        return win->steprecs.n - win->folded >= LBOMP__RING;
 }
 /*
  * Folds the steps waiting in the workers' rings (serial part, or no step running): every

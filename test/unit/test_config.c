@@ -17,11 +17,11 @@
 
 static const char *profile; /* a valid numa-profiles file, from argv */
 
-static const char *const all_vars[] = {"LBOMP_POLICY",    "LBOMP_PERIOD",        "LBOMP_TOPOLOGY",
-                                       "LBOMP_SEED",      "LBOMP_VERBOSE",       "LBOMP_STEAL",
-                                       "LBOMP_TOLERANCE", "LBOMP_FANOUT",        "LBOMP_RETRIES",
-                                       "LBOMP_TIME",      "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
-                                       "LBOMP_TRACE",     "LBOMP_STEP_TIMEOUT",  "LBOMP_SPEEDS"};
+static const char *const all_vars[] = {
+        "LBOMP_POLICY",  "LBOMP_PERIOD",       "LBOMP_TOPOLOGY",      "LBOMP_SEED",
+        "LBOMP_VERBOSE", "LBOMP_STEAL",        "LBOMP_TOLERANCE",     "LBOMP_FANOUT",
+        "LBOMP_RETRIES", "LBOMP_TIME",         "LBOMP_POWERCAP_ROOT", "LBOMP_MOVE_PAGES",
+        "LBOMP_TRACE",   "LBOMP_STEP_TIMEOUT", "LBOMP_SPEEDS",        "LBOMP_HISTORY"};
 
 static void clear_env(void)
 {
@@ -222,6 +222,9 @@ int main(int argc, char **argv)
         bad("LBOMP_PERIOD", "10x", -EINVAL, NULL, NULL);
         bad("LBOMP_PERIOD", "-3", -EINVAL, NULL, NULL);
         bad("LBOMP_PERIOD", "99999999999999999999", -EINVAL, NULL, NULL);
+        bad("LBOMP_HISTORY", "0", -EINVAL, "a whole number from 1 to 10000000", NULL);
+        bad("LBOMP_HISTORY", "many", -EINVAL, "whole number", NULL);
+        bad("LBOMP_HISTORY", "20000000", -EINVAL, NULL, NULL);
         bad("LBOMP_TOPOLOGY", "/nonexistent/machine.xml", -ENOENT, "does not exist", NULL);
         bad("LBOMP_SEED", "-1", -EINVAL, NULL, NULL);
         bad("LBOMP_VERBOSE", "3", -EINVAL, NULL, NULL);
@@ -250,6 +253,7 @@ int main(int argc, char **argv)
         none_steals_nothing_unless_told();
         good("LBOMP_POLICY", "refine");
         good("LBOMP_PERIOD", "1");
+        good("LBOMP_HISTORY", "1");
         good("LBOMP_SEED", "0x10");
         good("LBOMP_STEAL", "node");
         good("LBOMP_TOPOLOGY", profile);

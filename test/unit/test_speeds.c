@@ -227,9 +227,10 @@ static struct lbomp__worker wk[2];
 static void measured(void)
 {
         struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
-        struct lbomp__window win = {0};
+        struct lbomp__window win;
+        lbomp__window_init(&win, 1024);
         uint32_t T = 40, tasks[2][40];
-        ASSERT_EQ(lbomp__window_reserve(&win, T, 1), 0);
+        ASSERT_EQ(lbomp__window_reserve(&win, T), 0);
         for (int i = 0; i < 2; i++)
                 wk[i] = (struct lbomp__worker){
                         .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};

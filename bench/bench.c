@@ -222,35 +222,23 @@ static int check_runs(const char *bench, const long *runs, long n, long steps)
 
 static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
 {
-        r->lb_steps = lbomp_lb_count(lb);
-        r->imbalance_first = r->imbalance_last = NAN;
-        r->locality_first = r->locality_last = NAN;
-        size_t nw = lbomp_window_count(lb);
-        lbomp_window_stats_t w;
-        if (nw && lbomp_window_get(lb, 0, &w, sizeof w) == 0)
-                r->imbalance_first = w.imbalance;
-        if (nw && lbomp_window_get(lb, nw - 1, &w, sizeof w) == 0)
-                r->imbalance_last = w.imbalance;
+        /* the run's totals, whatever LBOMP_HISTORY keeps of its LB steps and windows */
+        lbomp_totals_t t;
+        lbomp_totals_get(lb, &t, sizeof t);
+        r->lb_steps = t.lb_steps;
+        r->imbalance_first = t.imbalance_first;
+        r->imbalance_last = t.imbalance_last;
         lbomp_energy_t en;
         lbomp_energy_get(lb, &en);
         r->energy_j = en.package_j;
         r->energy_note = en.note;
-        r->migrations = r->messages = r->stolen = 0;
-        r->decision_s = r->move_cost = 0;
-        for (size_t i = 0; i < nw; i++)
-                if (lbomp_window_get(lb, i, &w, sizeof w) == 0)
-                        r->stolen += w.stolen;
-        for (size_t i = 0; i < r->lb_steps; i++) {
-                lbomp_lb_stats_t s;
-                lbomp_lb_get(lb, i, &s, sizeof s);
-                r->migrations += s.migrations;
-                r->move_cost += s.move_cost;
-                r->messages += s.messages;
-                r->decision_s += s.decision_s;
-                if (i == 0)
-                        r->locality_first = s.locality_before;
-                r->locality_last = s.locality_after;
-        }
+        r->migrations = t.migrations;
+        r->messages = t.messages;
+        r->stolen = t.stolen;
+        r->decision_s = t.decision_s;
+        r->move_cost = t.move_cost;
+        r->locality_first = t.locality_first;
+        r->locality_last = t.locality_last;
 }
 
 /* A JSON string value: the note may carry a path, and a path may hold quotes or control bytes. */

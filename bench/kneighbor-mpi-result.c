@@ -116,26 +116,18 @@ void kmpi_report(struct app *a, double total_s, double step_med, double sum, int
         /* The runtime of every rank: its intra-rank figures, summed (migrations, messages,
          * stolen, move cost) or at their worst (λ of the threads, decision time). */
         double intra[6] = {0}, worst[3] = {0};
-        size_t nlb = lbomp_lb_count(a->lb);
-        for (size_t i = 0; i < nlb; i++) {
-                lbomp_lb_stats_t s;
-                lbomp_lb_get(a->lb, i, &s, sizeof s);
-                intra[0] += s.migrations;
-                intra[1] += (double)s.messages;
-                intra[2] += s.move_cost;
-                worst[0] += s.decision_s;
+        lbomp_totals_t t; /* the whole run, whatever LBOMP_HISTORY keeps */
+        lbomp_totals_get(a->lb, &t, sizeof t);
+        intra[0] = (double)t.migrations;
+        intra[1] = (double)t.messages;
+        intra[2] = t.move_cost;
+        worst[0] = t.decision_s;
+        intra[3] = (double)t.stolen;
+        if (t.windows) {
+                worst[1] = t.imbalance_last;
+                worst[2] = t.imbalance_first;
         }
-        size_t nw = lbomp_window_count(a->lb);
-        for (size_t i = 0; i < nw; i++) {
-                lbomp_window_stats_t w;
-                lbomp_window_get(a->lb, i, &w, sizeof w);
-                intra[3] += (double)w.stolen;
-                if (i + 1 == nw)
-                        worst[1] = w.imbalance;
-                if (i == 0)
-                        worst[2] = w.imbalance;
-        }
-        intra[4] = (double)nlb;
+        intra[4] = (double)t.lb_steps;
         intra[5] = (double)a->ghost_msgs;
         double ghost_bytes = (double)a->ghost_bytes;
         MPI_Allreduce(MPI_IN_PLACE, intra, 6, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -582,6 +582,21 @@ typedef struct lbomp_step_stats {
  * are the run's (0 = its first LB step); the oldest kept is lbomp_lb_first() (0 until more than N
  * have run), and an index older than that gives -ENOENT.
  */
+/** Since 0.2. What the whole run added up to, whatever LBOMP_HISTORY keeps. */
+typedef struct lbomp_totals {
+        uint64_t lb_steps, windows; /* so far */
+        uint64_t migrations, migrated_bytes, node_migrations;
+        uint64_t messages; /* of decentralized policies */
+        uint64_t stolen;   /* tasks run by another worker than their owner */
+        uint64_t data_moves, data_bytes;
+        double decision_s, apply_s, move_cost, data_s;
+        double imbalance_first, imbalance_last; /* λ of the first and the last window; NAN: none */
+        double locality_first;                  /* locality_before of the first LB step */
+        double locality_last;                   /* locality_after of the last LB step */
+} lbomp_totals_t;
+/** Fills *out (`size` = sizeof *out). -EINVAL for NULL or size 0. */
+int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size);
+
 /** Number of LB steps so far (over the whole run). */
 size_t lbomp_lb_count(const lbomp_t *lb);
 /** Since 0.2. Index of the oldest LB step still kept (LBOMP_HISTORY); 0 until more have run. */

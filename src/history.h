@@ -3,11 +3,11 @@
  * holds a bounded history (LBOMP_HISTORY) and a new record reuses memory that is already there
  * instead of touching fresh pages.
  *
- * Record i of the run (0, 1, ...) lives in slot i % (keep + 1): the last `keep` are readable, and
- * the slot of the record being written never holds one of them, so that a record begun and then
- * abandoned (lbomp__history_slot without lbomp__history_push) loses nothing readable. The array
- * grows by doubling up to keep + 1 slots. When a slot is reused, the record it held is handed to
- * the caller once (`gone`) so that totals over the whole run stay exact.
+ * Record i of the run (0, 1, ...) lives in slot i mod S, S the power of two above `keep`: the last
+ * `keep` are readable, and the slot of the record being written never holds one of them, so that
+ * a record begun and then abandoned (lbomp__history_slot without lbomp__history_push) loses
+ * nothing readable. The array grows by doubling up to S slots. When a slot is reused, the record
+ * it held is handed to the caller once (`gone`) so that totals over the whole run stay exact.
  */
 #ifndef LBOMP_HISTORY_H
 #define LBOMP_HISTORY_H
@@ -19,9 +19,10 @@ struct lbomp__history {
         void *rec;
         size_t size;      /* bytes of a record */
         uint64_t keep;    /* records readable */
+        uint64_t mask;    /* S - 1 */
         uint64_t n;       /* records pushed over the run */
         uint64_t dropped; /* records 0 .. dropped-1 were handed back as `gone` */
-        uint64_t cap;     /* slots allocated (at most keep + 1) */
+        uint64_t cap;     /* slots allocated (at most S) */
 };
 
 /* An empty history of records of `size` bytes keeping the last `keep` (≥ 1). Allocates nothing. */
@@ -31,7 +32,7 @@ void lbomp__history_free(struct lbomp__history *h);
 /* Whether the slot of record h->n (the next) is allocated. */
 static inline int lbomp__history_room(const struct lbomp__history *h)
 {
-        return h->n % (h->keep + 1) < h->cap;
+        return (h->n & h->mask) < h->cap;
 }
 /* Allocates the slot of record h->n: 0 or -ENOMEM. */
 int lbomp__history_reserve(struct lbomp__history *h);
@@ -60,7 +61,7 @@ static inline void *lbomp__history_at(const struct lbomp__history *h, uint64_t i
 {
         if (i >= h->n || i < lbomp__history_first(h))
                 return NULL;
-        return (char *)h->rec + (i % (h->keep + 1)) * h->size;
+        return (char *)h->rec + (i & h->mask) * h->size;
 }
 
 /* The last record pushed, or NULL. */
@@ -75,7 +76,7 @@ static inline void *lbomp__history_held(const struct lbomp__history *h, uint64_t
 {
         if (i >= h->n || i < h->dropped)
                 return NULL;
-        return (char *)h->rec + (i % (h->keep + 1)) * h->size;
+        return (char *)h->rec + (i & h->mask) * h->size;
 }
 
 #endif

@@ -73,11 +73,13 @@ static void add_up(struct lbomp__lbsum *sum, const lbomp_lb_stats_t *p)
         if (sum->steps++ == 0)
                 sum->locality_first = p->locality_before;
         sum->migrations += p->migrations;
+        sum->migrated_bytes += p->migrated_bytes;
         sum->messages += p->messages;
         sum->node_migrations += p->node_migrations;
         sum->data_moves += p->data_moves;
         sum->data_bytes += p->data_bytes;
         sum->decision_s += p->decision_s;
+        sum->apply_s += p->apply_s;
         sum->move_cost += p->move_cost;
         sum->data_s += p->data_s;
 }

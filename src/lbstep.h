@@ -43,8 +43,9 @@ const char *lbomp__lbrec_note(const struct lbomp__lbrec *r, char *buf, size_t le
 
 /* What the run's LB steps add up to (the ones no longer kept included). */
 struct lbomp__lbsum {
-        uint64_t steps, migrations, messages, node_migrations, data_moves, data_bytes;
-        double decision_s, move_cost, data_s;
+        uint64_t steps, migrations, migrated_bytes, messages, node_migrations, data_moves,
+                data_bytes;
+        double decision_s, apply_s, move_cost, data_s;
         double locality_first; /* locality_before of the run's first LB step */
 };
 

@@ -37,6 +37,38 @@ int lbomp_energy_get(const lbomp_t *lb, lbomp_energy_t *out)
         return 0;
 }
 
+int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size)
+{
+        if (!lb || !out)
+                return -EINVAL;
+        struct lbomp__lbsum sum;
+        lbomp__lbs_totals(&lb->lbs, &sum);
+        const struct lbomp__window *win = &lb->win;
+        uint64_t nwin = lbomp__window_count(win);
+        const lbomp_window_stats_t *wl = nwin ? lbomp__window_rec(win, nwin - 1) : NULL;
+        const struct lbomp__lbrec *last = lbomp__lbs_at(&lb->lbs, lb->lbs.recs.n - 1);
+        lbomp_totals_t t = {
+                .lb_steps = lb->lbs.recs.n,
+                .windows = nwin,
+                .migrations = sum.migrations,
+                .migrated_bytes = sum.migrated_bytes,
+                .node_migrations = sum.node_migrations,
+                .messages = sum.messages,
+                .stolen = lbomp__window_stolen(win),
+                .data_moves = sum.data_moves,
+                .data_bytes = sum.data_bytes,
+                .decision_s = sum.decision_s,
+                .apply_s = sum.apply_s,
+                .move_cost = sum.move_cost,
+                .data_s = sum.data_s,
+                .imbalance_first = nwin ? win->first_rec.imbalance : NAN,
+                .imbalance_last = wl ? wl->imbalance : NAN,
+                .locality_first = sum.steps ? sum.locality_first : NAN,
+                .locality_last = last ? last->pub.locality_after : NAN,
+        };
+        return sized_copy(out, size, &t, sizeof t);
+}
+
 size_t lbomp_lb_count(const lbomp_t *lb)
 {
         return lb ? (size_t)lb->lbs.recs.n : 0;
@@ -344,36 +376,32 @@ static void table(const struct lbomp *lb, FILE *out)
                 if (r->pub.kind_name[0])
                         report_messages(&r->pub, out);
         }
-        struct lbomp__lbsum sum;
-        lbomp__lbs_totals(l, &sum);
-        uint64_t nwin = lbomp__window_count(&lb->win);
-        const lbomp_window_stats_t *wf = nwin ? &lb->win.first_rec : NULL;
-        const lbomp_window_stats_t *wl = nwin ? lbomp__window_rec(&lb->win, nwin - 1) : NULL;
+        lbomp_totals_t t;
+        lbomp_totals_get(lb, &t, sizeof t);
+        const lbomp_window_stats_t *wf = t.windows ? &lb->win.first_rec : NULL;
+        const lbomp_window_stats_t *wl = lbomp__window_rec(&lb->win, t.windows - 1);
         if (lbomp__history_first(&l->recs))
                 fprintf(out, "  (the last %llu LB steps of %llu: LBOMP_HISTORY)\n",
                         (unsigned long long)l->recs.keep, (unsigned long long)l->recs.n);
         fprintf(out,
                 "  total: %llu LB steps, %llu migrations, decision %.3g s, messages %llu; λ first "
                 "window %.3f, last window %.3f\n",
-                (unsigned long long)l->recs.n, (unsigned long long)sum.migrations, sum.decision_s,
-                (unsigned long long)sum.messages, wf ? wf->imbalance : NAN,
-                wl ? wl->imbalance : NAN);
+                (unsigned long long)t.lb_steps, (unsigned long long)t.migrations, t.decision_s,
+                (unsigned long long)t.messages, t.imbalance_first, t.imbalance_last);
         /* λ above charges every task to its owner (what a plan can change); what the threads
          * carried, with what stealing took over, is what the steps cost. */
-        uint64_t stolen = lbomp__window_stolen(&lb->win);
         fprintf(out,
                 "  per step: λ owned first window %.3f, last %.3f; carried (what the threads "
                 "ran, %llu tasks stolen) first %.3f, last %.3f\n",
                 wf ? wf->imbalance_step_mean : NAN, wl ? wl->imbalance_step_mean : NAN,
-                (unsigned long long)stolen, wf ? wf->imbalance_run_step_mean : NAN,
+                (unsigned long long)t.stolen, wf ? wf->imbalance_run_step_mean : NAN,
                 wl ? wl->imbalance_run_step_mean : NAN);
-        const struct lbomp__lbrec *last = lbomp__lbs_at(l, l->recs.n - 1);
         fprintf(out,
                 "  locality: link cost first %.6g, last %.6g; %llu migrations across nodes, move "
                 "cost %.6g; data followed %llu tasks, %llu bytes in %.3g s\n",
-                sum.steps ? sum.locality_first : NAN, last ? last->pub.locality_after : NAN,
-                (unsigned long long)sum.node_migrations, sum.move_cost,
-                (unsigned long long)sum.data_moves, (unsigned long long)sum.data_bytes, sum.data_s);
+                t.locality_first, t.locality_last, (unsigned long long)t.node_migrations,
+                t.move_cost, (unsigned long long)t.data_moves, (unsigned long long)t.data_bytes,
+                t.data_s);
 }
 
 int lbomp_report(const lbomp_t *lb, FILE *out)
@@ -447,8 +475,8 @@ static void json_domains(FILE *out, const struct lbomp *lb, const double *j)
 /* The report of one task set, without the final newline. */
 static void json(const struct lbomp *lb, FILE *out)
 {
-        struct lbomp__lbsum sum;
-        lbomp__lbs_totals(&lb->lbs, &sum);
+        lbomp_totals_t sum;
+        lbomp_totals_get(lb, &sum, sizeof sum);
         fputc('{', out);
         if (lb->chunks) {
                 const struct lbomp__chunks *ch = lb->chunks;

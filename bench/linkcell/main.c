@@ -107,18 +107,15 @@ static void add_stats(struct lbstats *st, const lbomp_t *h, int is_force)
 {
         if (!h)
                 return;
-        size_t n = lbomp_lb_count(h), nw = lbomp_window_count(h);
-        st->lb_steps += n;
-        for (size_t i = 0; i < n; i++) {
-                lbomp_lb_stats_t s;
-                if (lbomp_lb_get(h, i, &s, sizeof s) == 0)
-                        st->migrations += s.migrations;
+        lbomp_totals_t t; /* the whole run, whatever LBOMP_HISTORY keeps */
+        if (lbomp_totals_get(h, &t, sizeof t) != 0)
+                return;
+        st->lb_steps += t.lb_steps;
+        st->migrations += t.migrations;
+        if (is_force && t.windows) {
+                st->first = t.imbalance_first;
+                st->last = t.imbalance_last;
         }
-        lbomp_window_stats_t w;
-        if (is_force && nw && lbomp_window_get(h, 0, &w, sizeof w) == 0)
-                st->first = w.imbalance;
-        if (is_force && nw && lbomp_window_get(h, nw - 1, &w, sizeof w) == 0)
-                st->last = w.imbalance;
 }
 
 static void num(const char *key, double v)

@@ -5,8 +5,8 @@
  *    loses nothing readable;
  *  - the runtime with LBOMP_HISTORY=3: counts over the whole run, the first kept index, -ENOENT
  *    for what is gone, the report's and the JSON's totals equal to the sum of every LB step as it
- *    happened (the dropped ones included), and the lists holding the kept ones with their run
- *    indices.
+ *    happened (the dropped ones included), in lbomp_totals_get too, and the lists holding the
+ *    kept ones with their run indices.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -25,7 +25,7 @@ struct rec {
 
 static void ring_alone(void)
 {
-        for (uint64_t keep = 1; keep <= 9; keep += 4) {
+        for (uint64_t keep = 1; keep <= 17; keep += 4) {
                 struct lbomp__history h;
                 lbomp__history_init(&h, sizeof(struct rec), keep);
                 uint64_t handed = 0;
@@ -59,7 +59,7 @@ static void ring_alone(void)
                         ASSERT_EQ(h.dropped, handed);
                         for (uint64_t k = handed; k <= i; k++)
                                 ASSERT_EQ(((struct rec *)lbomp__history_held(&h, k))->i, k);
-                        ASSERT(h.cap <= keep + 1);
+                        ASSERT(h.cap <= h.mask + 1 && h.mask + 1 > keep);
                 }
                 lbomp__history_free(&h);
         }
@@ -117,6 +117,7 @@ static void runtime_keeps_three(void)
                 ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
         }
         uint64_t migrations = 0, stolen = 0;
+        double first_lambda = 0;
         size_t seen = 0, wseen = 0;
         const int nsteps = 60;
         for (int s = 0; s < nsteps; s++) {
@@ -133,6 +134,8 @@ static void runtime_keeps_three(void)
                         lbomp_window_stats_t ws;
                         ASSERT_EQ(lbomp_window_get(lb, wseen, &ws, sizeof ws), 0);
                         stolen += ws.stolen;
+                        if (wseen == 0)
+                                first_lambda = ws.imbalance;
                 }
         }
         for (int i = 0; i < NT; i++)
@@ -157,6 +160,16 @@ static void runtime_keeps_three(void)
         ASSERT_EQ(lbomp_step_get(lb, nsteps - 48, &ss, sizeof ss), 0);
         ASSERT_EQ(lbomp_step_get(lb, nsteps - 1, &ss, sizeof ss), 0);
 
+        lbomp_totals_t t;
+        ASSERT_EQ(lbomp_totals_get(lb, &t, sizeof t), 0);
+        ASSERT_EQ(t.lb_steps, n);
+        ASSERT_EQ(t.windows, n);
+        ASSERT_EQ(t.migrations, migrations);
+        ASSERT_EQ(t.stolen, stolen);
+        ASSERT_EQ(t.migrated_bytes, 64 * migrations); /* every task has 64 bytes */
+        ASSERT(t.imbalance_first == first_lambda);
+        ASSERT_EQ(lbomp_totals_get(lb, NULL, sizeof t), -EINVAL);
+        ASSERT_EQ(lbomp_totals_get(NULL, &t, sizeof t), -EINVAL);
         printf("LBOMP_HISTORY=3: %zu LB steps, %llu migrations, %llu stolen over the run\n", n,
                (unsigned long long)migrations, (unsigned long long)stolen);
         ASSERT_GT(migrations, 0);

@@ -577,7 +577,7 @@ typedef struct lbomp_step_stats {
  */
 
 /*
- * A run keeps a bounded history (LBOMP_HISTORY, default 1024): the last N LB steps, the last N
+ * A run keeps a bounded history (LBOMP_HISTORY, default 128): the last N LB steps, the last N
  * windows and the last 16 N steps; the counts and the report's totals cover the whole run. Indices
  * are the run's (0 = its first LB step); the oldest kept is lbomp_lb_first() (0 until more than N
  * have run), and an index older than that gives -ENOENT.

@@ -227,7 +227,7 @@ static const struct var vars[] = {
          "seconds a step waits for a thread of its team that has not entered it before the step "
          "is refused (0: forever)",
          K_DOUBLE, 0, 86400, NULL, NULL, apply_timeout},
-        {"LBOMP_HISTORY", "1024",
+        {"LBOMP_HISTORY", "128",
          "LB steps and windows the report and the getters keep (the last N; and the last 16 N "
          "steps); totals cover the whole run",
          K_INT, 1, 1e7, NULL, NULL, apply_history},
@@ -368,7 +368,7 @@ void lbomp__config_defaults(struct lbomp__config *c)
         c->period = 10;
         c->seed = 1;
         c->step_timeout = 5;
-        c->history = 1024;
+        c->history = 128;
         /* Measured against off on every bench workload (README, Stealing): it only acts when a
          * worker has nothing left, and takes its victim's tail. */
         c->steal = LBOMP__STEAL_ALL;

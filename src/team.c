@@ -3,7 +3,11 @@
  *
  * The barrier is a counter and a generation word: the last thread to arrive resets the counter,
  * claims the generation, runs the serial part and bumps the generation; the others spin on it for
- * a while, then sleep on it with futex(2). Breaking (the watchdog, a poison) and claiming both
+ * a while, then sleep on it with futex(2); the release wakes sleepers with a system call only
+ * when a waiter said it sleeps (a step of a few µs would otherwise pay that call every time: the
+ * waiter's count and the release's look at it order each other, as in a Dekker pair, so that
+ * either the release sees the sleeper or the sleeper's futex_wait sees the new generation).
+ * Breaking (the watchdog, a poison) and claiming both
  * change the generation word with a compare-and-swap from the same value, so exactly one of them
  * happens for a generation, and a serial part that began always completes its generation: broken
  * there, its work would be done (a gathering's time step begun) for a step that never runs.
@@ -86,10 +90,12 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                         &b->phase, &expect, ph + 2, memory_order_acquire, memory_order_acquire);
                 if (ok && serial)
                         serial(arg);
-                /* Release: waiters that see the new generation see the serial part's writes. */
+                /* Release: waiters that see the new generation see the serial part's writes.
+                 * seq_cst, with the load of `sleepers` below (see the top of the file). */
                 if (ok)
-                        atomic_store_explicit(&b->phase, ph + 4, memory_order_release);
-                futex_wake_all(&b->phase);
+                        atomic_store_explicit(&b->phase, ph + 4, memory_order_seq_cst);
+                if (!ok || atomic_load_explicit(&b->sleepers, memory_order_seq_cst))
+                        futex_wake_all(&b->phase);
                 if (arrived)
                         *arrived = a;
                 return ok ? 0 : -ETIMEDOUT;
@@ -127,7 +133,9 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                         }
                         continue; /* claimed or broken just now: look again */
                 }
+                atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_seq_cst);
                 futex_wait(&b->phase, now, stuck ? SLICE_S : 0);
+                atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_relaxed);
         }
 }
 

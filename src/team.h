@@ -29,6 +29,8 @@ struct lbomp__barrier {
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t count;
         _Atomic uint64_t sum; /* added to by arriving threads, read by the serial part: it comes
                                  with the line every arrival touches anyway */
+        _Atomic uint32_t sleepers; /* waiters in futex_wait (or about to be): the release makes
+                                      its system call only when there are any */
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 4 * generation (+1:
                                                                broken, +2: its serial part
                                                                runs) */

@@ -100,9 +100,19 @@ static int period_of(const struct lbomp *lb)
         return lb->lbs.auto_period ? lb->lbs.auto_period : lb->cfg.period;
 }
 
+/* Whether auto times the tasks in every window's last steps, as the other policies do: when the
+ * LB steps it does not arm still read them (a trace, another library's costs, a loop's chunks),
+ * or when the period is so short that every step is timed. Otherwise it times them only after
+ * its when-rule armed an LB step: an LB step it did not arm reads no task cost. */
+static bool auto_times_always(const struct lbomp *lb)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        return l->trace || l->keep_costs || lb->chunks || lb->cfg.period <= LBOMP__TIMED;
+}
+
 /* auto's when-rule after a clean step (serial part): the step's λ and maximum from its loads
  * folded in now; an LB step it arms ends the window LBOMP__TIMED time steps later, so that the
- * tasks are timed in those steps. */
+ * tasks are timed in those steps — past LBOMP_PERIOD when they are timed only once armed. */
 static void auto_when(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
@@ -117,14 +127,18 @@ static void auto_when(struct lbomp *lb)
         l->armed = true;
         uint64_t base = lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first;
         uint64_t want = lb->tset.t + 1 - base + LBOMP__TIMED;
-        if (want < (uint64_t)lb->cfg.period)
+        if (want < (uint64_t)lb->cfg.period ||
+            (want > (uint64_t)lb->cfg.period && !auto_times_always(lb)))
                 l->auto_period = (int)want;
 }
 
 /* Whether this LB step needs the tasks' costs: a policy that never moves (none) does not, unless
- * the trace records the snapshots or another library reads them (keep_costs). */
+ * the trace records the snapshots or another library reads them (keep_costs); auto only when its
+ * when-rule armed the LB step (auto_times_always). */
 static bool needs_costs(const struct lbomp *lb)
 {
+        if (lb->cfg.policy == &lbomp__policy_auto)
+                return lb->lbs.armed || auto_times_always(lb) || lb->cfg.trace;
         return strcmp(lb->cfg.policy->name, "none") != 0 || lb->cfg.trace || lb->lbs.keep_costs;
 }
 

@@ -245,6 +245,7 @@ void lbomp__auto_when_init(struct lbomp__auto_when *w)
 {
         memset(w, 0, sizeof *w);
         w->floor = 1.0;
+        w->persist_horizon = -1; /* not computed yet */
 }
 
 bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s, double tol,
@@ -256,7 +257,17 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s,
         double e = excess < w->prev_excess ? excess : w->prev_excess;
         w->prev_excess = excess;
         w->excess_s = e;
-        w->loss_s = e * lbomp__auto_persist(w->decay, horizon);
+        w->loss_s = 0;
+        if (e > 0) {
+                /* the persistence only changes with the decay (an LB step) and the horizon (the
+                 * run's first 8 periods): computed again only then, not at every step */
+                if (w->persist_decay != w->decay || w->persist_horizon != horizon) {
+                        w->persist_decay = w->decay;
+                        w->persist_horizon = horizon;
+                        w->persist = lbomp__auto_persist(w->decay, horizon);
+                }
+                w->loss_s = e * w->persist;
+        }
         double cost = w->lb_cost_s > 0 ? w->lb_cost_s : lbomp__auto_lb_cost_guess(w->ntasks);
         return w->loss_s > cost;
 }

@@ -127,6 +127,8 @@ struct lbomp__auto_when {
         double lb_cost_s;   /* measured cost of an LB step (EWMA), 0 until one ran */
         uint32_t ntasks;
         double loss_s, excess_s; /* of the last step checked, for the report */
+        /* lbomp__auto_persist(persist_decay, persist_horizon), kept between steps */
+        double persist, persist_decay, persist_horizon;
 };
 void lbomp__auto_when_init(struct lbomp__auto_when *w);
 /*

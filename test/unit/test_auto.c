@@ -194,6 +194,21 @@ static void test_when(void)
                 ASSERT(!lbomp__auto_when_step(&w, 1.5, 1e-3, 0.05, 10));
         ASSERT(!lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
         ASSERT(lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
+        /* the loss is the excess times the persistence, kept between steps: it follows a new
+         * horizon and a new decay */
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0);
+        ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
+        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
+        ASSERT(fabs(w.loss_s - 0.5e-3 * 10) < 1e-12);
+        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
+        ASSERT(fabs(w.loss_s - 0.5e-3 * 20) < 1e-12);
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0.5);
+        ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
+        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
+        ASSERT(fabs(w.loss_s - 0.5e-3 * lbomp__auto_persist(0.5, 20)) < 1e-12);
+        /* balanced: no loss */
+        ASSERT(!lbomp__auto_when_step(&w, 1.0, 1e-3, 0.05, 20));
+        ASSERT_DEQ(w.loss_s, 0.0);
 }
 
 /* The policy: on an imbalanced snapshot it moves tasks when that pays; when the LB step costs more

@@ -57,6 +57,12 @@ int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first)
 
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos)
 {
+        return lbomp__deque_steal_paying(d, pos, NULL, 0, 0);
+}
+
+enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, const double *pc,
+                                           int64_t n, double kappa)
+{
         int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
         /* Pairs with the seq_cst fence in pop. */
         atomic_thread_fence(memory_order_seq_cst);
@@ -65,6 +71,16 @@ enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos)
         if (t >= b)
                 return LBOMP__EMPTY;
         int64_t last = atomic_load_explicit(&d->last, memory_order_relaxed);
+        /* The owner's positions left are last - (b - 1) .. last - t, the one at the top last. A
+         * bottom the owner is lowering reads as less left: then it keeps its item. A top read in
+         * an earlier content than `last` may point anywhere (its claim would fail): pass. */
+        if (pc) {
+                int64_t p = last - t, lo = last - (b - 1);
+                if (lo < 0 || lo > p || p >= n)
+                        return LBOMP__EMPTY;
+                if (pc[p] - pc[lo] < kappa * (pc[p + 1] - pc[p]))
+                        return LBOMP__EMPTY;
+        }
         /* The index is the claim: whoever moves top from t owns index t. A thief that read t in
          * an earlier step fails here, since that index was consumed by moving top past it. */
         if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,

@@ -38,5 +38,14 @@ int64_t lbomp__deque_size(struct lbomp__deque *d);
 /* Any thread: the item at the top (the owner's last position left). LOST_RACE means retry may
  * succeed. On TAKEN, *pos is its position. */
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos);
+/*
+ * Any thread: the same, but only when the owner would still be busy while the thief runs the item
+ * away from its data: with pc[0..n] the prefix sums of the predicted costs of the owner's n
+ * positions and c the cost of the item at the top, it steals only when the items the owner has
+ * left below that one cost at least kappa × c; otherwise it returns LBOMP__EMPTY and leaves the
+ * deque as it was.
+ */
+enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, const double *pc,
+                                           int64_t n, double kappa);
 
 #endif

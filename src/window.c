@@ -340,6 +340,7 @@ static double round_speed(double x)
 
 #define SHARE_NEW     0.75 /* weight of the last window in a worker's share */
 #define REL_MIN_OBS   8    /* pairs of times a worker needs before its rel moves */
+#define REL_MOVING    50   /* one task in this many that stayed and changed 2×: loads moving */
 #define HYSTERESIS    0.10 /* relative change of a speed that is applied */
 #define SHARE_ZONE    0.30 /* a share within this of the best one counts as the best */
 #define SHARE_MIN_S   0.05 /* wall time a window must have measured for a share */
@@ -360,12 +361,17 @@ static bool unshared(const struct lbomp__worker *w, bool time_wall)
  * there the share is the co-runner's part, and a shared thread's task times, scaled to its CPU
  * time step by step, also carry its stealing and waiting, which would read as a slower core.
  * Every worker moves half of its mean log error (when it has REL_MIN_OBS of them), and the
- * geometric mean of rel over the workers stays 1. Serial; O(tasks). */
+ * geometric mean of rel over the workers stays 1. Not while the loads move: then a task's time
+ * changed between the windows whether it migrated or not (a hotspot that moved on, off the tasks a
+ * plan had just moved, read as a core 3.6 times faster than the other), and when more than one
+ * in REL_MOVING of the tasks that stayed on their worker changed by 2× or more, rel stays.
+ * Serial; O(tasks). */
 static void update_rel(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall)
 {
         int P = ws->n;
         double *sum = calloc((size_t)P + 1, sizeof *sum);
         uint32_t *cnt = calloc((size_t)P + 1, sizeof *cnt);
+        uint64_t stayed = 0, changed = 0;
         if (!sum || !cnt)
                 goto out; /* rel stays as it was */
         for (int b = 0; b < P; b++) {
@@ -393,15 +399,19 @@ static void update_rel(struct lbomp__window *win, struct lbomp__workers *ws, boo
                                 sum[a] -= e;
                                 cnt[a]++;
                                 cnt[b]++;
+                        } else if (a == (uint32_t)b && win->last_v[t] > 0 && v > 0) {
+                                stayed++;
+                                changed += win->last_v[t] > 2 * v || v > 2 * win->last_v[t];
                         }
                         win->last_v[t] = (float)v;
                         win->last_w[t] = (uint32_t)b;
                 }
         }
         double lsum = 0;
+        bool moving = changed > 1 && changed * REL_MOVING > stayed;
         for (int i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
-                if (cnt[i] >= REL_MIN_OBS) {
+                if (cnt[i] >= REL_MIN_OBS && !moving) {
                         /* from the factor the times were converted with (hw, which the
                          * hysteresis may have kept while rel moved) */
                         double used = w->prior > 0 ? w->hw / w->prior : w->rel;

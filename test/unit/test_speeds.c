@@ -280,6 +280,46 @@ static void measured(void)
         lbomp__window_free(&win);
 }
 
+/* rel while the loads move, on equal workers (LBOMP_TIME=wall): a hotspot of four tasks moves on
+ * by four every window, and the plan has just moved the last window's hot tasks (10 s there, 1 s
+ * now) from worker 0 to worker 1, and the window's before back. The migrated tasks read as a
+ * worker 1 ten times faster; the tasks that stayed and changed say the loads move: rel stays. */
+static void moving_loads(void)
+{
+        struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
+        struct lbomp__window win;
+        lbomp__window_init(&win, 1024);
+        uint32_t T = 40, tasks[2][40];
+        ASSERT_EQ(lbomp__window_reserve(&win, T), 0);
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        for (uint32_t k = 0; k < 12; k++) {
+                for (int i = 0; i < 2; i++)
+                        wk[i].n = 0;
+                uint32_t hot = 4 * k % T, last = 4 * (k + T / 4 - 1) % T;
+                for (uint32_t t = 0; t < T; t++) {
+                        bool moved = k > 0 && t >= last && t < last + 4;
+                        uint32_t w = moved ? 1 : 0;
+                        wk[w].tasks[wk[w].n++] = t;
+                        double v = (t >= hot && t < hot + 4 ? 10.0 : 1.0) * wk[w].hw;
+                        win.ns[t] = 3;
+                        win.ticks[t] = 3 * v;
+                        for (int j = 0; j < 3; j++) {
+                                win.hist[t * 3 + j] = (float)v;
+                                win.hrun[t * 3 + j] = w;
+                        }
+                }
+                win.timed = 3;
+                lbomp__window_speeds(&win, &ws, true);
+        }
+        fprintf(stderr, "moving loads: speeds %g %g (rel %g %g)\n", wk[0].speed, wk[1].speed,
+                wk[0].rel, wk[1].rel);
+        ASSERT_DEQ(wk[0].speed, 1.0);
+        ASSERT_DEQ(wk[1].speed, 1.0);
+        lbomp__window_free(&win);
+}
+
 /* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
 static void trace_v1(const char *file)
 {
@@ -309,6 +349,7 @@ int main(int argc, char **argv)
         node_shares();
         placement();
         measured();
+        moving_loads();
         kinds(argv[1]);
         trace_v1(argv[2]);
         fprintf(stderr, "test_speeds: ok\n");

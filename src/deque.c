@@ -89,3 +89,41 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
         *pos = last - t;
         return LBOMP__TAKEN;
 }
+
+/*
+ * Why a quarter of the share. A share by count would keep a hotspot at the head of the owner's
+ * tasks, and half the rest, from the thieves (λ 1.2 with a hot tenth of the tasks on 2 threads):
+ * hence by predicted cost. But the costs are the last window's, and a hotspot that moved since onto
+ * the owner's tasks hides in a batch cut to their old cost: the thief, out of work, cannot take
+ * what the owner holds (kneighbor-drift's windows after a move ran at λ 1.16–1.26 with a full
+ * share, 1.01–1.02 with a quarter). Four times more batches cost one deque pop each, ≈ 40 per
+ * step for 256 tasks, nothing against the tasks. Without costs the first window cuts by count
+ * a quarter as fine (λ ≈ 1.05 there).
+ */
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
+                           bool fine)
+{
+        if (pos + left > n)
+                left = n - pos; /* a stale top overestimates what is left */
+        if (left <= 0)
+                return 0;
+        if (team < 1)
+                team = 1;
+        if (pc) {
+                double base = pc[pos], share = (pc[pos + left] - base) / (double)(4 * team);
+                if (share > 0) {
+                        /* The longest prefix of what is left within the share, at least one. */
+                        int64_t lo = 1, hi = left;
+                        while (lo < hi) {
+                                int64_t mid = lo + (hi - lo + 1) / 2;
+                                if (pc[pos + mid] - base <= share)
+                                        lo = mid;
+                                else
+                                        hi = mid - 1;
+                        }
+                        return lo;
+                }
+        }
+        int64_t k = left / (fine ? 4 * team : team);
+        return k < 1 && left >= team ? 1 : k;
+}

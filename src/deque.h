@@ -15,6 +15,7 @@
 #define LBOMP_DEQUE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -47,5 +48,16 @@ enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos);
  */
 enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, const double *pc,
                                            int64_t n, double kappa);
+
+/*
+ * How many of an owner's n positions, from pos on (left of them not taken yet), its next batch
+ * holds, a thief taking from the tail meanwhile. With pc[0..n] the prefix sums of their predicted
+ * costs (or NULL): the longest run from pos whose cost is within a quarter of its fair share of
+ * what is left if the other team - 1 workers came to steal the rest, at least one. Without costs,
+ * a fair share by count, a quarter of it when `fine` (the first window, before any LB step). 0
+ * when nothing is left. Once per batch, never per task.
+ */
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
+                           bool fine);
 
 #endif

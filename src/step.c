@@ -218,42 +218,12 @@ static bool may_enter(const struct lbomp *lb, uint32_t team)
                !lb->chunks && (int)team == lb->team_n && team == (uint32_t)lb->ws.n;
 }
 
-/*
- * How many of a worker's own tasks, from position pos on (left of them not taken yet), its next
- * batch holds: its fair share of what is left if the other workers of the team came to steal the
- * rest, a thief taking from the tail. By predicted cost when the last LB step gave the worker its
- * tasks' costs: with a hotspot at the head of its tasks, a share by count would keep the hot tasks
- * and half the others from the thieves (λ 1.2 with a hot tenth of the tasks on 2 threads). In the
- * first window, before any LB step, by count but four times finer, which bounds that loss (λ ≈ 1.05
- * there) at the price of more batches in those steps only; otherwise (a change of tasks, `none`,
- * no costs measured), by count.
- * Once per batch, never per task.
- */
+/* The owner's next batch from position pos on (deque.h, lbomp__deque_batch). */
 static int64_t batch_len(const struct lbomp__workers *ws, const struct lbomp__worker *w,
                          int64_t pos, int64_t left, int64_t team)
 {
-        if (pos + left > (int64_t)w->n)
-                left = (int64_t)w->n - pos; /* a stale top overestimates what is left */
-        if (left <= 0)
-                return 0;
-        if (w->pcost_ok) {
-                const double *pc = w->pcost;
-                double base = pc[pos], share = (pc[pos + left] - base) / (double)team;
-                if (share > 0) {
-                        /* The longest prefix of what is left within the share, at least one. */
-                        int64_t lo = 1, hi = left;
-                        while (lo < hi) {
-                                int64_t mid = lo + (hi - lo + 1) / 2;
-                                if (pc[pos + mid] - base <= share)
-                                        lo = mid;
-                                else
-                                        hi = mid - 1;
-                        }
-                        return lo;
-                }
-        }
-        int64_t k = left / (ws->lb_done ? team : 4 * team);
-        return k < 1 && left >= team ? 1 : k;
+        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team,
+                                  !ws->lb_done);
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)

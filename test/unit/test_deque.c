@@ -3,9 +3,11 @@
  * the item's data, could run it (lbomp__deque_steal_paying): it steals from the tail while the
  * items left below cost at least kappa × the item's cost, then passes without touching the deque,
  * and the owner's pops then take exactly what is left. Without costs it steals like
- * lbomp__deque_steal. One thread, deterministic.
+ * lbomp__deque_steal. The owner's batches (lbomp__deque_batch) hold a quarter of its fair share of
+ * the predicted cost left. One thread, deterministic.
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "deque.h"
 #include "test.h"
@@ -40,6 +42,48 @@ static void owner_takes_rest(struct lbomp__deque *d, int first, int n, int stole
         ASSERT_EQ(lbomp__deque_pop(d, n, &at), n - first - stolen);
         ASSERT_EQ(at, first);
         ASSERT_EQ(lbomp__deque_pop(d, 1, &at), 0);
+}
+
+/* The owner's batches (lbomp__deque_batch): by predicted cost, a quarter of the fair share of what
+ * is left, at least one; by count without costs. */
+static void batches(void)
+{
+        static double c[65], pc[65];
+        for (int i = 0; i < 64; i++)
+                c[i] = 1;
+        prefix(c, 64, pc);
+        /* 64 equal tasks on 2 workers: a share is 32, the batch 8; then 7 of the 56 left */
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 8);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 8, 56, 2, false), 7);
+        /* every batch, taken in turn, holds at most an eighth of what was left, at least one */
+        int64_t pos = 0, batches = 0;
+        while (pos < 64) {
+                int64_t k = lbomp__deque_batch(pc, 64, pos, 64 - pos, 2, false);
+                ASSERT(k >= 1);
+                ASSERT(k == 1 || pc[pos + k] - pc[pos] <= (pc[64] - pc[pos]) / 8);
+                pos += k;
+                batches++;
+        }
+        ASSERT_EQ(pos, 64);
+        fprintf(stderr, "batches: 64 equal tasks, 2 workers: %lld batches\n", (long long)batches);
+        /* a hot head (ten tasks of 10, then 54 of 1: 154 left, an eighth 19.25): one hot task */
+        for (int i = 0; i < 10; i++)
+                c[i] = 10;
+        prefix(c, 64, pc);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 1);
+        /* a cold head before it: the prefix within the share */
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, false), 6);
+        /* a stale top (more left than the owner has): cut to what is there */
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2, false), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2, false), 0);
+        /* no costs: a fair share by count, a quarter of it in the first window */
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, false), 32);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, true), 8);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2, false), 0); /* the caller takes one */
+        /* costs all zero (nothing measured): by count */
+        for (int i = 0; i < 65; i++)
+                pc[i] = 0;
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4, false), 16);
 }
 
 int main(void)
@@ -87,5 +131,7 @@ int main(void)
         lbomp__deque_arm(&d, 0, 8);
         ASSERT_EQ(steal_all(&d, 4, pc, 0), 0);
         owner_takes_rest(&d, 0, 8, 0);
+
+        batches();
         return 0;
 }

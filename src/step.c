@@ -35,7 +35,6 @@ enum {
 };
 
 #define CPU_READ_MIN_S 100e-6 /* a step this long pays for two CPU-time reads (~1 µs) */
-#define KAPPA_MAX      64     /* one step's measured steal cost counts at most this */
 
 /* What a serial part tells the team about the step just ended and the next one, in the step
  * barrier's word (it travels with the barrier's release): the number of the next step, whether
@@ -332,8 +331,6 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 w->cpu0 = lbomp__thread_cpu_s();
         w->stolen = 0;
         w->stolen_ticks = 0;
-        w->stolen_pred = 0;
-        w->own_ticks = 0;
         w->nlog = 0;
         w->step_t0 = lbomp__ticks(lb->clock.tsc);
         it.t0 = w->step_t0;
@@ -427,26 +424,20 @@ void *lbomp_iter_next(lbomp_iter_t *it)
         if ((it->mode & M_STEAL) &&
             atomic_load_explicit(&lb->team.bar.count, memory_order_relaxed) + 1 <
                     (uint32_t)lb->team_n) {
-                if (!w->own_ticks) { /* its own tasks are done: what they cost it */
-                        w->own_ticks = lbomp__ticks(lb->clock.tsc) - w->step_t0;
-                        if (!w->own_ticks)
-                                w->own_ticks = 1;
-                        w->own_pred = w->pcost_ok ? w->pcost[it->end] : 0;
-                }
-                double kappa = w->kappa > 1 ? w->kappa : 1;
                 for (uint32_t k = 0; k < w->nvictims; k++) {
                         struct lbomp__worker *v = &lb->ws.w[w->victims[k]];
                         enum lbomp__take r;
                         int64_t pos;
                         const double *pc = v->pcost_ok ? v->pcost : NULL;
+                        /* What the task would cost us over what it costs the victim: away from
+                         * its data (kappa) and at our speed against the victim's. */
+                        double kappa = (v->kappa > 1 ? v->kappa : 1) * (v->hw / w->hw);
                         while ((r = lbomp__deque_steal_paying(&v->dq, &pos, pc, (int64_t)v->n,
                                                               kappa)) == LBOMP__LOST_RACE)
                                 ;
                         if (r != LBOMP__TAKEN)
                                 continue;
                         w->stolen++;
-                        if (pc)
-                                w->stolen_pred += pc[pos + 1] - pc[pos];
                         it->victim = w->victims[k];
                         it->mode |= M_STOLEN;
                         if (!(it->mode & M_TIMED))
@@ -483,22 +474,6 @@ static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t ste
         if (w->stolen_ticks > logged && w->nlog)
                 atomic_fetch_add_explicit(&lb->ws.w[w->log[w->nlog - 1].victim].ring[slot].given,
                                           w->stolen_ticks - logged, memory_order_relaxed);
-}
-
-/* The thief's cost of a stolen task per unit of predicted cost, over its own tasks' (kappa):
- * measured in each step it stole in, both sides predicted by the same snapshot, so that the units
- * and the thread's speed cancel; an average over such steps, which a task stolen again and again
- * by the same thief (its data then stays there) brings down and stray steals of tasks whose data
- * lives in another core's cache push up. */
-static void steal_cost(struct lbomp__worker *w)
-{
-        if (!(w->stolen_pred > 0 && w->own_pred > 0 && w->own_ticks > 0 && w->stolen_ticks > 0))
-                return;
-        double k =
-                ((double)w->stolen_ticks / w->stolen_pred) / ((double)w->own_ticks / w->own_pred);
-        if (k > KAPPA_MAX)
-                k = KAPPA_MAX;
-        w->kappa = w->kappa > 0 ? 0.75 * w->kappa + 0.25 * k : k;
 }
 
 /* Serial part of the step barrier: the step is over. It reads no worker's lines but at a window's
@@ -655,7 +630,6 @@ static uint64_t end_tasks(lbomp_iter_t *it)
         lbomp__window_step_end(w, &lb->clock, step);
         if (w->nlog)
                 flush_stolen(lb, w, step);
-        steal_cost(w);
         w->steps++;
         it->active = 0;
         it->fast = 0;

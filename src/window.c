@@ -122,6 +122,33 @@ void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots)
         }
 }
 
+/* one pair's ratio counts at most 8 (or 1/8): a thread descheduled in one of the two runs */
+#define KAPPA_LOG_MAX 2.0794415416798357 /* log 8 */
+#define KAPPA_PAIRS   4                  /* pairs a window needs to measure kappa */
+#define KAPPA_NEW     0.5                /* weight of the last window's measure */
+#define KAPPA_FORGET  0.5                /* a window without one takes kappa this much back to 1 */
+
+/*
+ * kappa, each worker's: what one of its tasks cost a thief over what it cost the worker itself, in
+ * reference units (speeds apart), from the window's pairs of consecutive timed runs of the same
+ * task, one here and one stolen (lbomp__window_aggregate). Paired, a task's cost that changed
+ * (a hotspot that moved onto it) cancels out, and only what running it away from its data costs
+ * is left: ≈ 1 for tasks that own nothing, a few for tasks whose data is in this core's cache. A
+ * window without enough pairs (kappa may have stopped every steal) takes it back towards 1, so
+ * that thieves try again and measure it anew.
+ */
+static void update_kappa(struct lbomp__worker *w)
+{
+        if (w->pairs >= KAPPA_PAIRS) {
+                double k = exp(w->pair_log / w->pairs);
+                w->kappa = w->kappa > 0 ? (1 - KAPPA_NEW) * w->kappa + KAPPA_NEW * k : k;
+        } else if (w->kappa > 1) {
+                w->kappa = 1 + KAPPA_FORGET * (w->kappa - 1);
+        }
+        w->pair_log = 0;
+        w->pairs = 0;
+}
+
 void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
                            uint64_t steps, bool read_energy)
 {
@@ -145,6 +172,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
                 w->win_owned_s = w->win_run_s = 0;
                 w->win_busy_timed_s = w->win_bg_timed_s = w->win_owned_timed_s = 0;
                 w->win_stolen = 0;
+                update_kappa(w);
                 w->win_cpu_s = w->win_wall_s = 0;
         }
 }
@@ -267,13 +295,29 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
                 if (ran->hw != 1.0)
                         v *= ran->hw;
                 win->ticks[t] += v;
+                uint32_t by = steal ? rn[i] : (uint32_t)self;
                 /* The last LBOMP__TIMED values (a task set may run several times per time step
                  * and so more often than that in the window's last time steps). */
                 if (win->ns[t] < UINT8_MAX)
                         win->ns[t]++;
-                size_t k = (size_t)t * LBOMP__TIMED + (win->ns[t] - 1u) % LBOMP__TIMED;
+                size_t base = (size_t)t * LBOMP__TIMED, k = base + (win->ns[t] - 1u) % LBOMP__TIMED;
+                if (steal && win->ns[t] > 1) {
+                        /* The same task in its last timed run and this one: one here and one
+                         * away is a measure of what a steal costs (kappa). */
+                        size_t j = base + (win->ns[t] - 2u) % LBOMP__TIMED;
+                        uint32_t was = win->hrun[j];
+                        if ((by == (uint32_t)self) != (was == (uint32_t)self) && v > 0 &&
+                            win->hist[j] > 0) {
+                                double r = log(v / win->hist[j]);
+                                r = r > KAPPA_LOG_MAX    ? KAPPA_LOG_MAX
+                                    : r < -KAPPA_LOG_MAX ? -KAPPA_LOG_MAX
+                                                         : r;
+                                w->pair_log += by == (uint32_t)self ? -r : r;
+                                w->pairs++;
+                        }
+                }
                 win->hist[k] = (float)v;
-                win->hrun[k] = steal ? rn[i] : (uint32_t)self;
+                win->hrun[k] = by;
         }
 }
 

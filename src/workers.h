@@ -75,13 +75,14 @@ struct lbomp__worker {
         uint64_t stolen_ticks; /* ticks in tasks stolen from others */
         uint64_t stolen;       /* tasks this worker stole this step */
         double prev_span_s;    /* the last step's span: whether reading CPU time pays */
-        /* What a stolen task costs this thief, away from its data, per unit of predicted cost,
-         * over what its own tasks cost it (an average over the steps it stole in; 0: never
-         * measured, taken as 1): a thief steals only what it can run before the owner would. */
+        /* What one of its tasks costs a thief, away from its data, over what it costs this worker
+         * (window.c, lbomp__window_kappa; 0: never measured, taken as 1): a thief steals only what
+         * it can run before this worker would. Read by thieves; written between steps. */
         double kappa;
-        double stolen_pred; /* predicted cost of the tasks it stole this step (victims' pcost) */
-        double own_pred;    /* predicted cost of its own tasks this step, when it found none left */
-        uint64_t own_ticks; /* ticks from the step's start to then; 0: still in its own tasks */
+        /* this window: the times of its tasks in pairs of timed steps, one run here and the
+         * other by a thief (reference units) */
+        double pair_log; /* Σ log(away / home) */
+        uint32_t pairs;
         struct lbomp__steal_rec log[LBOMP__STEAL_LOG];
         uint32_t nlog;
         /* this window (folded in from the ring by serial parts) */

@@ -320,6 +320,59 @@ static void moving_loads(void)
         lbomp__window_free(&win);
 }
 
+/* kappa, what a worker's task costs a thief over what it costs the worker: from pairs of
+ * consecutive timed runs of the same task, one at home and one stolen. Worker 0's eight tasks run
+ * at home in one timed step and on worker 1 in the next, three times as long there: kappa 3 at the
+ * window's end. A hotspot that moved onto them between two windows (all ten times dearer) is not a
+ * steal's cost: kappa stays. A window without a pair takes it half way back to 1. */
+static void kappa_paired(void)
+{
+        struct lbomp__worker w2[2];
+        struct lbomp__workers ws = {.n = 2, .w = w2, .speeds = LBOMP__SPEEDS_AUTO};
+        struct lbomp__window win;
+        lbomp__window_init(&win, 1024);
+        enum { T = 8 };
+        uint32_t tasks[T];
+        uint64_t ticks[2 * T];
+        uint32_t runner[2 * T];
+        ASSERT_EQ(lbomp__window_reserve(&win, T), 0);
+        for (uint32_t t = 0; t < T; t++)
+                tasks[t] = t;
+        for (int i = 0; i < 2; i++)
+                w2[i] = (struct lbomp__worker){.prior = 1,
+                                               .rel = 1,
+                                               .share = 1,
+                                               .hw = 1,
+                                               .speed = 1,
+                                               .scale = {1, 1},
+                                               .cap = T};
+        w2[0].tasks = tasks;
+        w2[0].n = T;
+        w2[0].ticks = ticks;
+        w2[0].runner = runner;
+        /* one window: home (par 0), then stolen by worker 1 (par 1) at `away` × the cost */
+        double costs[3] = {100, 1000, 1000}, away[3] = {3, 3, 0};
+        double want[3] = {3, 3, 2};
+        lbomp__window_restart(&win, &ws, T, 0, false);
+        for (int k = 0; k < 3; k++) {
+                for (int par = 0; par < 2; par++) {
+                        bool stolen = par == 1 && away[k] > 0;
+                        for (uint32_t t = 0; t < T; t++) {
+                                ticks[par * T + t] =
+                                        (uint64_t)(costs[k] * (stolen ? away[k] : 1.0));
+                                runner[par * T + t] = stolen ? 1 : 0;
+                        }
+                        lbomp__window_aggregate(&win, &ws, 0, par, true);
+                }
+                lbomp__window_restart(&win, &ws, T, 0, false);
+                fprintf(stderr, "kappa: window %d (cost %g, away ×%g): %g\n", k, costs[k], away[k],
+                        w2[0].kappa);
+                ASSERT(fabs(w2[0].kappa - want[k]) < 1e-6);
+                ASSERT_DEQ(w2[1].kappa, 0.0); /* worker 1's tasks: none stolen, never measured */
+        }
+        lbomp__window_free(&win);
+}
+
 /* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
 static void trace_v1(const char *file)
 {
@@ -350,6 +403,7 @@ int main(int argc, char **argv)
         placement();
         measured();
         moving_loads();
+        kappa_paired();
         kinds(argv[1]);
         trace_v1(argv[2]);
         fprintf(stderr, "test_speeds: ok\n");

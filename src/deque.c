@@ -107,8 +107,8 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
                 left = n - pos; /* a stale top overestimates what is left */
         if (left <= 0)
                 return 0;
-        if (team < 1)
-                team = 1;
+        if (team <= 1)
+                return left; /* no thief */
         if (pc) {
                 double base = pc[pos], share = (pc[pos + left] - base) / (double)(4 * team);
                 if (share > 0) {

@@ -80,6 +80,9 @@ static void batches(void)
         ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, false), 32);
         ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, true), 8);
         ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2, false), 0); /* the caller takes one */
+        /* one worker: no thief, one batch */
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1, false), 64);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1, true), 54);
         /* costs all zero (nothing measured): by count */
         for (int i = 0; i < 65; i++)
                 pc[i] = 0;

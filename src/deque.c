@@ -97,11 +97,12 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
  * the owner's tasks hides in a batch cut to their old cost: the thief, out of work, cannot take
  * what the owner holds (kneighbor-drift's windows after a move ran at λ 1.16–1.26 with a full
  * share, 1.01–1.02 with a quarter). Four times more batches cost one deque pop each, ≈ 40 per
- * step for 256 tasks, nothing against the tasks. Without costs the first window cuts by count
- * a quarter as fine (λ ≈ 1.05 there).
+ * step for 256 tasks, nothing against the tasks. Without costs (the first window, `none` with
+ * stealing, auto's windows that time nothing, a changed task set) by count, a quarter as fine
+ * too: a full share by count kept a hotspot from the thieves the same way (λ ≈ 1.05 with a
+ * quarter in the first window).
  */
-int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
-                           bool fine)
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team)
 {
         if (pos + left > n)
                 left = n - pos; /* a stale top overestimates what is left */
@@ -124,6 +125,6 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
                         return lo;
                 }
         }
-        int64_t k = left / (fine ? 4 * team : team);
+        int64_t k = left / (4 * team);
         return k < 1 && left >= team ? 1 : k;
 }

@@ -54,11 +54,10 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
  * holds, a thief taking from the tail meanwhile. With pc[0..n] the prefix sums of their predicted
  * costs (or NULL): the longest run from pos whose cost is within a quarter of its fair share of
  * what is left if the other team - 1 workers came to steal the rest, at least one. Without costs,
- * a fair share by count, a quarter of it when `fine` (the first window, before any LB step). A
- * team of one takes all that is left (no thief). 0 when nothing is left. Once per batch, never per
- * task.
+ * a quarter of a fair share by count (none when less than one task per worker is left: the caller
+ * then takes one). A team of one takes all that is left (no thief). 0 when nothing is left. Once
+ * per batch, never per task.
  */
-int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
-                           bool fine);
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team);
 
 #endif

@@ -218,11 +218,9 @@ static bool may_enter(const struct lbomp *lb, uint32_t team)
 }
 
 /* The owner's next batch from position pos on (deque.h, lbomp__deque_batch). */
-static int64_t batch_len(const struct lbomp__workers *ws, const struct lbomp__worker *w,
-                         int64_t pos, int64_t left, int64_t team)
+static int64_t batch_len(const struct lbomp__worker *w, int64_t pos, int64_t left, int64_t team)
 {
-        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team,
-                                  !ws->lb_done);
+        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team);
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
@@ -312,7 +310,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 /* The first batch is taken before the deque is armed with the rest (no fence
                  * for it), and a worker with nothing beyond it leaves its deque, empty, as it
                  * is: a thief looking there reads a line nobody wrote. */
-                int64_t k = batch_len(&lb->ws, w, 0, w->n, (int64_t)team);
+                int64_t k = batch_len(w, 0, w->n, (int64_t)team);
                 if (k < 1)
                         k = w->n;
                 it.pos = 0;
@@ -364,13 +362,12 @@ static uint64_t since(struct lbomp__worker *w, uint64_t now, uint64_t t0)
 
 /* Owner: the next batch of its own tasks. A batch is at most what would be its fair share if
  * every other worker came to steal: a thief can take the rest. */
-static bool take_batch(lbomp_iter_t *it, const struct lbomp__workers *ws, struct lbomp__worker *w,
-                       int nworkers)
+static bool take_batch(lbomp_iter_t *it, struct lbomp__worker *w, int nworkers)
 {
         if (it->mode & M_EMPTY)
                 return false;
         int64_t left = lbomp__deque_size(&w->dq), first;
-        int64_t k = batch_len(ws, w, it->end, left, nworkers);
+        int64_t k = batch_len(w, it->end, left, nworkers);
         int64_t got = lbomp__deque_pop(&w->dq, k > 0 ? k : 1, &first);
         /* Items only ever leave a deque during a step: taking all that was left empties it (a
          * stale top only overestimates what is left). */
@@ -405,7 +402,7 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                 it->t0 = now;
         }
         int64_t p = it->pos;
-        if (p >= it->end && (it->mode & M_STEAL) && take_batch(it, &lb->ws, w, lb->team_n))
+        if (p >= it->end && (it->mode & M_STEAL) && take_batch(it, w, lb->team_n))
                 p = it->pos;
         if (p < it->end) {
                 it->pos = p + 1;

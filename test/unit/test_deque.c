@@ -53,12 +53,12 @@ static void batches(void)
                 c[i] = 1;
         prefix(c, 64, pc);
         /* 64 equal tasks on 2 workers: a share is 32, the batch 8; then 7 of the 56 left */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 8);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 8, 56, 2, false), 7);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2), 8);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 8, 56, 2), 7);
         /* every batch, taken in turn, holds at most an eighth of what was left, at least one */
         int64_t pos = 0, batches = 0;
         while (pos < 64) {
-                int64_t k = lbomp__deque_batch(pc, 64, pos, 64 - pos, 2, false);
+                int64_t k = lbomp__deque_batch(pc, 64, pos, 64 - pos, 2);
                 ASSERT(k >= 1);
                 ASSERT(k == 1 || pc[pos + k] - pc[pos] <= (pc[64] - pc[pos]) / 8);
                 pos += k;
@@ -70,23 +70,23 @@ static void batches(void)
         for (int i = 0; i < 10; i++)
                 c[i] = 10;
         prefix(c, 64, pc);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2), 1);
         /* a cold head before it: the prefix within the share */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, false), 6);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2), 6);
         /* a stale top (more left than the owner has): cut to what is there */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2, false), 1);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2, false), 0);
-        /* no costs: a fair share by count, a quarter of it in the first window */
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, false), 32);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, true), 8);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2, false), 0); /* the caller takes one */
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2), 0);
+        /* no costs: a quarter of a fair share by count */
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2), 8);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2), 1);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2), 0); /* the caller takes one */
         /* one worker: no thief, one batch */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1, false), 64);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1, true), 54);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1), 64);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1), 54);
         /* costs all zero (nothing measured): by count */
         for (int i = 0; i < 65; i++)
                 pc[i] = 0;
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4, false), 16);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4), 4);
 }
 
 int main(void)

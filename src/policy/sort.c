@@ -140,13 +140,19 @@ static uint64_t *sort_bucket(uint64_t *v, uint64_t *tmp, uint32_t n, unsigned ib
  * every pass is stable, so a run of equal keys reaches the exact order in the order the least
  * significant first sort of the whole array left it.
  */
-int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n)
+static int sort_desc(const double *cost, uint32_t *tasks, uint32_t n, double **sorted)
 {
         if (n < RADIX_MIN) {
                 if (n <= 64)
                         insertion(cost, tasks, n);
                 else
                         qsort_r(tasks, n, sizeof *tasks, by_cost_desc, (void *)cost);
+                if (sorted) {
+                        if (!(*sorted = malloc((size_t)n * sizeof **sorted + 1)))
+                                return -ENOMEM;
+                        for (uint32_t i = 0; i < n; i++)
+                                (*sorted)[i] = cost[tasks[i]];
+                }
                 return 0;
         }
         uint64_t lo = UINT64_MAX, hi = 0;
@@ -218,10 +224,29 @@ int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n)
                         }
                         i = j;
                 }
+                if (sorted) { /* the bucket's items are spent: their place takes the costs */
+                        double *sc = (double *)(void *)(it + b0);
+                        for (uint32_t i = 0; i < nb; i++)
+                                sc[i] = cost[tb[i]];
+                }
         }
-        free(it);
+        if (sorted)
+                *sorted = (double *)(void *)it;
+        else
+                free(it);
         free(tmp);
         return 0;
+}
+
+int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n)
+{
+        return sort_desc(cost, tasks, n, NULL);
+}
+
+int lbomp__sort_tasks_desc_costs(const double *cost, uint32_t *tasks, uint32_t n, double **sorted)
+{
+        *sorted = NULL;
+        return sort_desc(cost, tasks, n, sorted);
 }
 
 uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s)

@@ -19,6 +19,13 @@
 
 #include "../policy.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+#define AHEAD 16 /* pool tasks fetched ahead */
+
 /* A 4-ary min-heap of one node's workers by load (ties: lower worker id); entries carry a copy
  * of the load so that a sift compares within the heap's own cache lines. */
 struct went {
@@ -45,6 +52,8 @@ struct refine {
                                          moved ones, skipped */
         uint32_t *pool, npool;        /* shed tasks */
         uint32_t *heavy, nheavy;      /* tasks of the workers above M at f0, heaviest first */
+        double *hcost, *pcost;        /* the costs of heavy[] and pool[], in their order */
+        bool unit;                    /* every speed is 1: a task's time is its cost */
         uint32_t *ev, nev;            /* evicted tasks: a max-heap by cost */
         struct wheap4 *nh;            /* [N] */
         uint32_t *pos;                /* [P] position of w in its node's heap */
@@ -53,6 +62,12 @@ struct refine {
         uint32_t *worder;             /* [P] workers node by node, ascending: the heaps' start */
         uint32_t *own_off, *own;
 };
+
+/* lbomp__time_on without the division when every speed is 1 (c / 1.0 is c, bit for bit). */
+static inline double time_on(const struct refine *r, uint32_t w, double c)
+{
+        return r->unit ? c : c / r->s->speed[w];
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Worker heaps, one per node
@@ -182,7 +197,7 @@ static int sort_heavy(struct refine *r, double M)
                 if (r->load0[w] > M)
                         for (uint32_t i = r->woff[w]; i < r->woff[w + 1]; i++)
                                 r->heavy[n++] = r->wtask[i];
-        int rc = lbomp__sort_tasks_desc(s->cost, r->heavy, n);
+        int rc = lbomp__sort_tasks_desc_costs(s->cost, r->heavy, n, &r->hcost);
         if (rc < 0)
                 return rc;
         r->nheavy = n;
@@ -191,7 +206,7 @@ static int sort_heavy(struct refine *r, double M)
                         r->head[w] = r->tail[w] = r->woff[w];
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t t = r->heavy[i], w = s->worker[t];
-                if (s->cost[t] > 0)
+                if (r->hcost[i] > 0)
                         r->sorted[r->tail[w]++] = t;
         }
         for (uint32_t w = 0; w < r->P; w++)
@@ -224,7 +239,7 @@ static uint32_t choose(struct refine *r, uint32_t w, double need, double cap)
 static void take_off(struct refine *r, uint32_t t, uint32_t w)
 {
         r->gone[t] = 1;
-        r->load[w] -= lbomp__time_on(r->s, w, r->s->cost[t]);
+        r->load[w] -= time_on(r, w, r->s->cost[t]);
         r->log[r->nlog++] = t;
         /* Moved tasks at the head of the list are skipped from now on. */
         while (r->head[w] < r->tail[w] && r->gone[r->sorted[r->head[w]]])
@@ -300,10 +315,10 @@ static void restore(struct refine *r)
 }
 
 /* Places task t (cost c) on p. */
-static void place(struct refine *r, uint32_t t, uint32_t p)
+static void place(struct refine *r, uint32_t t, double c, uint32_t p)
 {
         r->map[t] = p;
-        r->load[p] += lbomp__time_on(r->s, p, r->s->cost[t]);
+        r->load[p] += time_on(r, p, c);
         wset(r, p);
 }
 
@@ -404,10 +419,15 @@ static int attempt(struct refine *r, double M)
         if ((uint64_t)r->npool * 16 >= r->nheavy) {
                 r->npool = 0;
                 for (uint32_t i = 0; i < r->nheavy; i++)
-                        if (r->gone[r->heavy[i]])
+                        if (r->gone[r->heavy[i]]) {
+                                r->pcost[r->npool] = r->hcost[i];
                                 r->pool[r->npool++] = r->heavy[i];
-        } else if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0) {
-                return rc;
+                        }
+        } else {
+                if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0)
+                        return rc;
+                for (uint32_t i = 0; i < r->npool; i++)
+                        r->pcost[i] = cost[r->pool[i]];
         }
         for (uint32_t n = 0; n < r->N; n++) {
                 struct wheap4 *h = &r->nh[n];
@@ -422,19 +442,34 @@ static int attempt(struct refine *r, double M)
         uint32_t next = 0;
         while (next < r->npool || r->nev) {
                 uint32_t t;
-                if (r->nev && (next == r->npool || heavier(cost, r->ev[0], r->pool[next])))
-                        t = ev_pop(r);
-                else
-                        t = r->pool[next++];
-                double c = cost[t];
-                uint32_t tn = (uint32_t)lbomp__task_node(s, t), p = UINT32_MAX;
-                /* The least loaded worker it fits on, own node first, then by distance. */
+                double c;
+                if (next + AHEAD < r->npool) { /* the pool's tasks are scattered: fetch ahead */
+                        uint32_t u = r->pool[next + AHEAD];
+                        PREFETCH(&r->map[u]);
+                        if (r->N > 1) {
+                                PREFETCH(&s->worker[u]);
+                                if (s->home)
+                                        PREFETCH(&s->home[u]);
+                        }
+                }
+                if (r->nev && (next == r->npool || cost[r->ev[0]] > r->pcost[next] ||
+                               (cost[r->ev[0]] == r->pcost[next] && r->ev[0] < r->pool[next]))) {
+                        t = ev_pop(r); /* heavier than the pool's next (ties: lower index) */
+                        c = cost[t];
+                } else {
+                        t = r->pool[next];
+                        c = r->pcost[next++];
+                }
+                /* One node: every task's is node 0. */
+                uint32_t tn = r->N > 1 ? (uint32_t)lbomp__task_node(s, t) : 0, p = UINT32_MAX;
+                /* The least loaded worker it fits on, own node first, then by distance (the
+                 * entry's copy of the load is the worker's load). */
                 for (uint32_t k = 0; k < r->N; k++) {
                         uint32_t d = r->near[tn * r->N + k];
                         if (!r->nh[d].n)
                                 continue;
                         uint32_t w = r->nh[d].e[0].w;
-                        if (r->load[w] + lbomp__time_on(s, w, c) <= M) {
+                        if (r->nh[d].e[0].load + time_on(r, w, c) <= M) {
                                 p = w;
                                 break;
                         }
@@ -445,7 +480,7 @@ static int attempt(struct refine *r, double M)
                         if ((rc = make_room(r, c, M, tn, &p)) <= 0)
                                 return rc;
                 }
-                place(r, t, p);
+                place(r, t, c, p);
         }
         return 1;
 }
@@ -474,6 +509,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         r.tail = malloc(P * sizeof *r.tail + 1);
         r.pool = malloc((size_t)T * sizeof *r.pool + 1);
         r.heavy = malloc((size_t)T * sizeof *r.heavy + 1);
+        r.pcost = malloc((size_t)T * sizeof *r.pcost + 1);
         r.ev = malloc((size_t)T * sizeof *r.ev + 1);
         r.nh = calloc(N, sizeof *r.nh);
         r.pos = malloc(P * sizeof *r.pos + 1);
@@ -481,9 +517,12 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         struct went *wmem = malloc(P * sizeof *wmem + 1);
         r.worder = malloc(P * sizeof *r.worder + 1);
         if (!r.map || !r.gone || !r.log || !r.sorted || !r.ready || !r.head || !r.tail || !r.pool ||
-            !r.heavy || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
+            !r.heavy || !r.pcost || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
                 goto free_all;
         memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
+        r.unit = true;
+        for (uint32_t w = 0; s->speed && r.unit && w < P; w++)
+                r.unit = s->speed[w] == 1.0;
         if ((rc = worker_lists(&r)) < 0)
                 goto free_all;
         /* Node heaps share one array, each node's workers in ascending id. */
@@ -562,6 +601,8 @@ free_all:
         free(r.tail);
         free(r.pool);
         free(r.heavy);
+        free(r.hcost);
+        free(r.pcost);
         free(r.ev);
         free(r.nh);
         free(r.pos);

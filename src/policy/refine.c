@@ -43,7 +43,7 @@ struct refine {
         uint32_t P, T, N;
         double *load0, *load; /* [P] */
         double lstar;
-        uint32_t *map;                /* [T] worker during an attempt */
+        uint32_t *map;                /* [T] worker during an attempt: the caller's dest */
         uint8_t *gone;                /* [T] left its original worker in this attempt */
         uint32_t *log, nlog;          /* tasks whose map changed in this attempt */
         uint32_t *sorted;             /* [T] each worker's tasks heaviest first, at woff[w] */
@@ -500,7 +500,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (lbomp__within_tolerance_bound(s, r.load0, &max, &r.lstar))
                 goto out; /* moves must pay: nothing to do */
         rc = -ENOMEM;
-        r.map = malloc((size_t)T * sizeof *r.map + 1);
+        r.map = dest; /* attempts work in dest itself: no copy of a million entries each way */
         r.gone = calloc((size_t)T + 1, 1);
         r.log = malloc((size_t)T * sizeof *r.log + 1);
         r.sorted = malloc((size_t)T * sizeof *r.sorted + 1);
@@ -519,7 +519,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (!r.map || !r.gone || !r.log || !r.sorted || !r.ready || !r.head || !r.tail || !r.pool ||
             !r.heavy || !r.pcost || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
                 goto free_all;
-        memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
+        memcpy(dest, s->worker, (size_t)T * sizeof *dest);
         r.unit = true;
         for (uint32_t w = 0; s->speed && r.unit && w < P; w++)
                 r.unit = s->speed[w] == 1.0;
@@ -589,10 +589,10 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (rc < 0)
                 goto free_all;
         rc = 0;
-        memcpy(dest, r.map, (size_t)T * sizeof *dest);
         lbomp__keep_unless_lower(s, dest, max, r.load);
 free_all:
-        free(r.map);
+        if (rc < 0) /* the current mapping, as it came */
+                memcpy(dest, s->worker, (size_t)T * sizeof *dest);
         free(r.gone);
         free(r.log);
         free(r.sorted);

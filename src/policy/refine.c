@@ -54,6 +54,7 @@ struct refine {
         uint32_t *heavy, nheavy;      /* tasks of the workers above M at f0, heaviest first */
         double *hcost, *pcost;        /* the costs of heavy[] and pool[], in their order */
         bool unit;                    /* every speed is 1: a task's time is its cost */
+        bool ikey;                    /* every load in the heaps ≥ +0: entries compare as keys */
         uint32_t *ev, nev;            /* evicted tasks: a max-heap by cost */
         struct wheap4 *nh;            /* [N] */
         uint32_t *pos;                /* [P] position of w in its node's heap */
@@ -78,36 +79,71 @@ static inline bool eless(const struct went *a, const struct went *b)
         return (a->load < b->load) | ((a->load == b->load) & (a->w < b->w));
 }
 
+/* While every load of a heap is ≥ +0 (no -0, no NaN), loads order as their bits, and an entry
+ * (bits, w, pad 0) compares as one 128-bit integer where the compiler has one: a compare and a
+ * subtract with borrow instead of two double comparisons. */
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 wide;
+static inline bool eless_key(const struct went *a, const struct went *b)
+{
+        uint64_t ka, kb, wa, wb;
+        memcpy(&ka, &a->load, 8);
+        memcpy(&kb, &b->load, 8);
+        memcpy(&wa, &a->w, 8); /* w, and the pad above it, 0 */
+        memcpy(&wb, &b->w, 8);
+        return ((wide)ka << 64 | wa) < ((wide)kb << 64 | wb);
+}
+#else
+#define eless_key eless
+#endif
+
+static inline bool key_ok(double load)
+{
+        return load >= 0 && !signbit(load);
+}
+
 /* The entry at k got heavier: down to its place. Bottom-up, as greedy's heap: the lighter child
  * moves up to a leaf, then the entry climbs back while lighter than its parent; entries are
  * distinct (ties by worker id), so the array ends as the usual sift leaves it. */
+#define WDOWN(name, LESS)                                                                          \
+        static void name(struct refine *r, struct wheap4 *h, uint32_t k)                           \
+        {                                                                                          \
+                struct went *e = h->e, x = e[k];                                                   \
+                uint32_t top = k, n = h->n;                                                        \
+                for (;;) {                                                                         \
+                        uint32_t l = 4 * k + 1, m = l;                                             \
+                        if (l >= n)                                                                \
+                                break;                                                             \
+                        if (l + 4 <= n) {                                                          \
+                                uint32_t a = l + LESS(&e[l + 1], &e[l]);                           \
+                                uint32_t b = l + 2 + LESS(&e[l + 3], &e[l + 2]);                   \
+                                m = LESS(&e[b], &e[a]) ? b : a;                                    \
+                        } else {                                                                   \
+                                for (uint32_t c = l + 1; c < n; c++)                               \
+                                        m = LESS(&e[c], &e[m]) ? c : m;                            \
+                        }                                                                          \
+                        e[k] = e[m];                                                               \
+                        r->pos[e[k].w] = k;                                                        \
+                        k = m;                                                                     \
+                }                                                                                  \
+                while (k > top && LESS(&x, &e[(k - 1) / 4])) {                                     \
+                        e[k] = e[(k - 1) / 4];                                                     \
+                        r->pos[e[k].w] = k;                                                        \
+                        k = (k - 1) / 4;                                                           \
+                }                                                                                  \
+                e[k] = x;                                                                          \
+                r->pos[x.w] = k;                                                                   \
+        }
+
+WDOWN(wdown_load, eless)
+WDOWN(wdown_key, eless_key)
+
 static void wdown(struct refine *r, struct wheap4 *h, uint32_t k)
 {
-        struct went *e = h->e, x = e[k];
-        uint32_t top = k, n = h->n;
-        for (;;) {
-                uint32_t l = 4 * k + 1, m = l;
-                if (l >= n)
-                        break;
-                if (l + 4 <= n) {
-                        uint32_t a = l + eless(&e[l + 1], &e[l]);
-                        uint32_t b = l + 2 + eless(&e[l + 3], &e[l + 2]);
-                        m = eless(&e[b], &e[a]) ? b : a;
-                } else {
-                        for (uint32_t c = l + 1; c < n; c++)
-                                m = eless(&e[c], &e[m]) ? c : m;
-                }
-                e[k] = e[m];
-                r->pos[e[k].w] = k;
-                k = m;
-        }
-        while (k > top && eless(&x, &e[(k - 1) / 4])) {
-                e[k] = e[(k - 1) / 4];
-                r->pos[e[k].w] = k;
-                k = (k - 1) / 4;
-        }
-        e[k] = x;
-        r->pos[x.w] = k;
+        if (r->ikey)
+                wdown_key(r, h, k);
+        else
+                wdown_load(r, h, k);
 }
 
 /* The entry at k got lighter: up to its place. */
@@ -130,6 +166,7 @@ static void wset(struct refine *r, uint32_t w)
         struct went *x = &h->e[r->pos[w]];
         double old = x->load;
         x->load = r->load[w];
+        r->ikey &= key_ok(x->load); /* the heap is in order either way; from now on, doubles */
         if (r->load[w] < old)
                 wup(r, h, r->pos[w]);
         else
@@ -429,10 +466,13 @@ static int attempt(struct refine *r, double M)
                 for (uint32_t i = 0; i < r->npool; i++)
                         r->pcost[i] = cost[r->pool[i]];
         }
+        r->ikey = true;
         for (uint32_t n = 0; n < r->N; n++) {
                 struct wheap4 *h = &r->nh[n];
-                for (uint32_t i = 0; i < h->n; i++)
+                for (uint32_t i = 0; i < h->n; i++) {
                         h->e[i].load = r->load[h->e[i].w];
+                        r->ikey &= key_ok(h->e[i].load);
+                }
                 for (uint32_t i = h->n / 4 + 1; i-- > 0;)
                         if (i < h->n)
                                 wdown(r, h, i);
@@ -533,6 +573,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
                         if ((uint32_t)s->wnode[w] == n) {
                                 r.worder[at + r.nh[n].n] = w;
                                 r.nh[n].e[r.nh[n].n].w = w;
+                                r.nh[n].e[r.nh[n].n].pad = 0; /* compared with w */
                                 r.pos[w] = r.nh[n].n++;
                         }
                 at += r.nh[n].n;

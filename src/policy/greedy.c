@@ -250,12 +250,31 @@ static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest
  * and the caller goes on with its heap, which the tree left as it was. A node is two words, the
  * key and index << 32 | tie bit, compared as one 128-bit integer where the compiler has one (a
  * compare and a subtract with borrow: each level of the replay waits on about half the time of
- * the three-field comparison; the tie bit never decides, indices being distinct).
+ * the three-field comparison; the tie bit never decides, indices being distinct). On one node the
+ * tie bits are not kept up (the task's own worker is then checked directly, the one tie that
+ * matters there): a level waits on the comparison alone.
  */
 struct wnode {
         uint64_t key;
         uint64_t it; /* index << 32 | tie */
 };
+
+/* Either way half of the time: a conditional move, not a branch the processor would guess. */
+#if defined(__clang__)
+#define UNPREDICTABLE(x) __builtin_unpredictable(x)
+#elif defined(__GNUC__) && __GNUC__ >= 9
+#define UNPREDICTABLE(x) __builtin_expect_with_probability(x, 1, 0.5)
+#else
+#define UNPREDICTABLE(x) (x)
+#endif
+
+/* Keeps two words in general registers: GCC 12 would otherwise move the pair as one vector and
+ * select it with a branch, mispredicted half of the time. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+#else
+#define IN_REGISTERS(a, b) ((void)0)
+#endif
 
 #define WIDX(n) ((uint32_t)((n).it >> 32))
 #define WTIE(n) ((uint32_t)(n).it & 1)
@@ -341,7 +360,7 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                fetch_ahead(s, dest, tasks, k, ntasks, m != NULL, !sc);
+                fetch_ahead(s, dest, tasks, k, ntasks, m || !multi, !sc);
                 double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
@@ -355,8 +374,9 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                 if (r == UINT32_MAX) {
                         r = WIDX(tree[1]); /* the least loaded, lowest index among the tied */
                         /* Without a tie, the task's worker can have the least load only by being
-                         * r: its worker is read only when another leaf ties with r. */
-                        if (WTIE(tree[1])) {
+                         * r: on several nodes its worker is read only when another leaf ties with
+                         * r; on one, the tree keeps no tie bits (see below) and always reads it. */
+                        if (!multi || WTIE(tree[1])) {
                                 uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
                                 bool here = ci < P && workers[ci] == cur;
                                 if (here && load[ci] == load[r]) {
@@ -388,6 +408,17 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                 uint64_t xk = key_bits(load[r]), xi = (uint64_t)r << 32;
                 uint32_t v = L + r;
                 tree[v] = (struct wnode){.key = xk, .it = xi};
+                if (!multi) { /* one node: no tie bits, a level waits on one comparison alone */
+                        for (; v > 1; v /= 2) {
+                                uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
+                                bool take = UNPREDICTABLE(wless(sk, si, xk, xi));
+                                xk = take ? sk : xk;
+                                xi = take ? si : xi;
+                                IN_REGISTERS(xk, xi);
+                                tree[v / 2] = (struct wnode){.key = xk, .it = xi};
+                        }
+                        continue;
+                }
                 for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
                         uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
                         uint64_t eq = sk == xk;

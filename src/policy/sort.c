@@ -60,6 +60,7 @@ static uint64_t bits_of(double c)
 #define TOP_BITS 8
 #define NTOP     (1u << TOP_BITS) /* buckets of the top digit, the free tasks' besides */
 #define SMALL    2048             /* a bucket this large sorts by 11-bit digits, a smaller by 8 */
+#define MSD_MIN  10240            /* fewer items: LSD over the whole key, they fit the cache */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -85,7 +86,7 @@ static ALWAYS_INLINE uint64_t *lsd(uint64_t *v, uint64_t *tmp, uint32_t n, unsig
                                    unsigned lowbits, unsigned db)
 {
         unsigned npass = (lowbits + db - 1) / db;
-        uint32_t dn = 1u << db, dm = dn - 1, cnt[4 << 11]; /* lowbits ≤ 40 - TOP_BITS */
+        uint32_t dn = 1u << db, dm = dn - 1, cnt[4 << 11]; /* ≤ 3 passes of 11, 5 of 8 bits */
         memset(cnt, 0, (size_t)npass * dn * sizeof *cnt);
         for (uint32_t i = 0; i < n; i++) {
                 uint64_t k = v[i] >> ib;
@@ -125,7 +126,7 @@ static uint64_t *sort_bucket(uint64_t *v, uint64_t *tmp, uint32_t n, unsigned ib
                 }
                 return v;
         }
-        if (n >= SMALL) /* 2,048 counters a pass pay: 3 passes over 32 bits, not 4 */
+        if (n >= SMALL && lowbits <= 33) /* 2,048 counters a pass pay: 3 passes over 32 bits */
                 return lsd(v, tmp, n, ib, lowbits, 11);
         return lsd(v, tmp, n, ib, lowbits, 8);
 }
@@ -138,7 +139,8 @@ static uint64_t *sort_bucket(uint64_t *v, uint64_t *tmp, uint32_t n, unsigned ib
  * pages are new on every call) went to memory. The items are built from the costs where the
  * scatter writes them (the keys are computed twice, the costs read three times in order), and
  * every pass is stable, so a run of equal keys reaches the exact order in the order the least
- * significant first sort of the whole array left it.
+ * significant first sort of the whole array left it. Below MSD_MIN items the whole array is one
+ * bucket (8-bit digits over the whole key, as before: the top-digit pass would not pay).
  */
 static int sort_desc(const double *cost, uint32_t *tasks, uint32_t n, double **sorted)
 {
@@ -156,11 +158,12 @@ static int sort_desc(const double *cost, uint32_t *tasks, uint32_t n, double **s
                 return 0;
         }
         uint64_t lo = UINT64_MAX, hi = 0;
-        uint32_t tmax = 0;
+        uint32_t tmax = 0, nfree = 0;
         for (uint32_t i = 0; i < n; i++) {
                 double c = cost[tasks[i]];
                 uint64_t u = c > 0 ? bits_of(c) : 0; /* 0: a free task (no positive cost is 0) */
                 tmax = tasks[i] > tmax ? tasks[i] : tmax;
+                nfree += !u;
                 if (u) {
                         lo = u < lo ? u : lo;
                         hi = u > hi ? u : hi;
@@ -181,8 +184,15 @@ static int sort_desc(const double *cost, uint32_t *tasks, uint32_t n, double **s
         while (lowbits < kb && kmax >> lowbits >> TOP_BITS)
                 lowbits++;
         uint32_t cnt[NTOP + 2] = {0};
-        for (uint32_t i = 0; i < n; i++)
-                cnt[top_of(key_of(cost[tasks[i]], hi, shift, free_key), lowbits, free_key) + 1]++;
+        if (n < MSD_MIN) { /* one bucket (and the free tasks'): LSD over the whole key */
+                lowbits = kb;
+                cnt[1] = n - nfree;
+                cnt[NTOP + 1] = nfree;
+        } else {
+                for (uint32_t i = 0; i < n; i++)
+                        cnt[top_of(key_of(cost[tasks[i]], hi, shift, free_key), lowbits, free_key) +
+                            1]++;
+        }
         uint32_t big = 0;
         for (uint32_t d = 0; d <= NTOP; d++) {
                 big = cnt[d + 1] > big ? cnt[d + 1] : big;

@@ -18,7 +18,7 @@ void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load
         for (uint32_t t = 0, T = s->ntasks; t < T;) {
                 uint32_t w = map[t];
                 double l = load[w];
-                if (!s->speed) {
+                if (!s->speed || s->speed[w] == 1.0) { /* c / 1.0 is c: no division */
                         do
                                 l += s->cost[t++];
                         while (t < T && map[t] == w);
@@ -83,17 +83,18 @@ double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg
 double lbomp__bound(const struct lbomp__snap *s, double avg)
 {
         double fastest = lbomp__speed_max(s);
+        bool div = s->speed && fastest != 1.0; /* c / 1.0 is c */
         /* Four maxima side by side, then theirs: the same value as one running maximum (a NaN
          * cost is skipped either way, a NaN average stays), at a quarter of its chain. */
         double m[4] = {avg, avg, avg, avg};
         uint32_t t = 0, T = s->ntasks;
         for (; t + 4 <= T; t += 4)
                 for (int j = 0; j < 4; j++) {
-                        double c = s->speed ? s->cost[t + j] / fastest : s->cost[t + j];
+                        double c = div ? s->cost[t + j] / fastest : s->cost[t + j];
                         m[j] = c > m[j] ? c : m[j];
                 }
         for (; t < T; t++) {
-                double c = s->speed ? s->cost[t] / fastest : s->cost[t];
+                double c = div ? s->cost[t] / fastest : s->cost[t];
                 m[0] = c > m[0] ? c : m[0];
         }
         double lstar = m[0];

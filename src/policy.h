@@ -235,9 +235,12 @@ int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, u
 
 /* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
  * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in
- * place (0 or -ENOMEM). */
+ * place (0 or -ENOMEM), the third as well and sets *sorted to a new array of cost[tasks[i]] in
+ * that order (the caller frees it; NULL on error), which the sort gathers where a caller walking
+ * the tasks in order would wait on each cost. */
 uint32_t *lbomp__tasks_by_cost_desc(const struct lbomp__snap *s);
 int lbomp__sort_tasks_desc(const double *cost, uint32_t *tasks, uint32_t n);
+int lbomp__sort_tasks_desc_costs(const double *cost, uint32_t *tasks, uint32_t n, double **sorted);
 
 /* pays.c: moves that pay. The loads of the current mapping into load[P] and its maximum into
  * *max; true when that maximum is within (1 + v) of the bound L* (lbomp__bound), i.e. when no

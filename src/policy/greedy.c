@@ -222,12 +222,15 @@ static uint32_t pick_comm(const struct gheap *g, const uint32_t *workers, const 
 
 /* What the task AHEAD places after the k-th reads and writes, fetched now. */
 static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest,
-                               const uint32_t *tasks, uint32_t k, uint32_t ntasks)
+                               const uint32_t *tasks, uint32_t k, uint32_t ntasks, bool worker,
+                               bool cost)
 {
         if (k + AHEAD < ntasks) {
                 uint32_t u = tasks[k + AHEAD];
-                PREFETCH(&s->cost[u]);
-                PREFETCH(&s->worker[u]);
+                if (cost)
+                        PREFETCH(&s->cost[u]);
+                if (worker)
+                        PREFETCH(&s->worker[u]);
                 PREFETCH(&dest[u]);
         }
 }
@@ -242,18 +245,56 @@ static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest
  * leaf replays its path to the root (14 levels for 16,384 workers), each level one comparison
  * with the sibling, whose address does not depend on the comparisons before, so the loads of a
  * path overlap where a heap's wait for each other. Keys are the loads' bits (every load ≥ +0),
- * ties by the lower index; padding leaves never win. `tie`: another leaf below has the winner's
- * key. More than 63 tied with the task's worker not among them: the tree gives up (1) and the
- * caller goes on with its heap, which the tree left as it was.
+ * ties by the lower index; padding leaves never win. The tie bit: another leaf below has the
+ * winner's key. More than 63 tied with the task's worker not among them: the tree gives up (1)
+ * and the caller goes on with its heap, which the tree left as it was. A node is two words, the
+ * key and index << 32 | tie bit, compared as one 128-bit integer where the compiler has one (a
+ * compare and a subtract with borrow: each level of the replay waits on about half the time of
+ * the three-field comparison; the tie bit never decides, indices being distinct). On one node the
+ * tie bits are not kept up (the task's own worker is then checked directly, the one tie that
+ * matters there): a level waits on the comparison alone.
  */
 struct wnode {
         uint64_t key;
-        uint32_t i, tie;
+        uint64_t it; /* index << 32 | tie */
 };
+
+/* Either way half of the time: a conditional move, not a branch the processor would guess. */
+#if defined(__clang__)
+#define UNPREDICTABLE(x) __builtin_unpredictable(x)
+#elif defined(__GNUC__) && __GNUC__ >= 9
+#define UNPREDICTABLE(x) __builtin_expect_with_probability(x, 1, 0.5)
+#else
+#define UNPREDICTABLE(x) (x)
+#endif
+
+/* Keeps two words in general registers: GCC 12 would otherwise move the pair as one vector and
+ * select it with a branch, mispredicted half of the time. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+#else
+#define IN_REGISTERS(a, b) ((void)0)
+#endif
+
+#define WIDX(n) ((uint32_t)((n).it >> 32))
+#define WTIE(n) ((uint32_t)(n).it & 1)
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 wide;
+static inline bool wless(uint64_t ak, uint64_t ai, uint64_t bk, uint64_t bi)
+{
+        return ((wide)ak << 64 | ai) < ((wide)bk << 64 | bi);
+}
+#else
+static inline bool wless(uint64_t ak, uint64_t ai, uint64_t bk, uint64_t bi)
+{
+        return (ak < bk) | ((ak == bk) & (ai < bi));
+}
+#endif
 
 static inline bool wbetter(const struct wnode *a, const struct wnode *b)
 {
-        return (a->key < b->key) | ((a->key == b->key) & (a->i < b->i));
+        return wless(a->key, a->it, b->key, b->it);
 }
 
 static uint64_t key_bits(double load)
@@ -272,15 +313,15 @@ static uint32_t tied_leaves(const struct wnode *tree, uint32_t L, uint32_t v, ui
         if (n > TIED_MAX || tree[v].key != key)
                 return n;
         if (v >= L) {
-                tied[n++] = tree[v].i;
+                tied[n++] = WIDX(tree[v]);
                 return n;
         }
         n = tied_leaves(tree, L, 2 * v, key, tied, n);
         return tied_leaves(tree, L, 2 * v + 1, key, tied, n);
 }
 
-static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
-                       const uint32_t *workers, const uint32_t *local, uint32_t P,
+static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
+                       uint32_t ntasks, const uint32_t *workers, const uint32_t *local, uint32_t P,
                        const double *load0, uint32_t *dest, struct mode *m)
 {
         uint32_t L = 1;
@@ -296,66 +337,95 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint3
         for (uint32_t i = 0; i < L; i++) {
                 if (i < P)
                         load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
-                tree[L + i] = i < P ? (struct wnode){.key = key_bits(load[i]), .i = i}
-                                    : (struct wnode){.key = UINT64_MAX, .i = UINT32_MAX};
+                tree[L + i] =
+                        i < P ? (struct wnode){.key = key_bits(load[i]), .it = (uint64_t)i << 32}
+                              : (struct wnode){.key = UINT64_MAX, .it = (uint64_t)UINT32_MAX << 32};
         }
         for (uint32_t v = L; v-- > 1;) {
                 const struct wnode *l = &tree[2 * v], *r = &tree[2 * v + 1];
                 tree[v] = wbetter(l, r) ? *l : *r;
-                tree[v].tie = (l->key == r->key) | (wbetter(l, r) ? l->tie : r->tie);
+                tree[v].it |= l->key == r->key;
         }
         bool multi = s->nnodes >= 2;
         int32_t nn = (int32_t)s->nnodes;
+        /* c / 1.0 is c, bit for bit: without the division on the path from one task to the next
+         * when every speed is 1 (the usual snapshot). */
+        const double *speed = s->speed;
+        bool unit = true;
+        for (uint32_t i = 0; speed && unit && i < P; i++)
+                unit = speed[workers[i]] == 1.0;
+        if (unit)
+                speed = NULL;
         uint32_t tied[TIED_MAX + 1];
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                fetch_ahead(s, dest, tasks, k, ntasks);
-                double c = s->cost[t];
+                fetch_ahead(s, dest, tasks, k, ntasks, m || !multi, !sc);
+                double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
-                uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, r = UINT32_MAX;
-                bool here = ci < P && workers[ci] == cur; /* its worker is among these */
-                if (m && m->stay > 0 && here && load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
-                        r = ci; /* greedy-refine: stay while under the bound */
+                uint32_t r = UINT32_MAX;
+                if (m) {
+                        uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
+                        if (m->stay > 0 && ci < P && workers[ci] == cur &&
+                            load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
+                                r = ci; /* greedy-refine: stay while under the bound */
+                }
                 if (r == UINT32_MAX) {
-                        r = tree[1].i; /* the least loaded, lowest index among the tied */
-                        if (here && load[ci] == load[r]) {
-                                r = ci; /* tied with it: the task keeps its worker */
-                        } else if (multi && tree[1].tie) { /* the nearest of the tied */
-                                uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
-                                if (n > TIED_MAX) {
-                                        rc = 1; /* the heap's layout decides: give up */
-                                        break;
-                                }
-                                int32_t tn = lbomp__task_node(s, t);
-                                double bestd = s->dist[tn * nn + s->wnode[workers[r]]];
-                                for (uint32_t j = 0; j < n; j++) {
-                                        double d = s->dist[tn * nn + s->wnode[workers[tied[j]]]];
-                                        if (d < bestd || (d == bestd && tied[j] < r))
-                                                r = tied[j], bestd = d;
+                        r = WIDX(tree[1]); /* the least loaded, lowest index among the tied */
+                        /* Without a tie, the task's worker can have the least load only by being
+                         * r: on several nodes its worker is read only when another leaf ties with
+                         * r; on one, the tree keeps no tie bits (see below) and always reads it. */
+                        if (!multi || WTIE(tree[1])) {
+                                uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
+                                bool here = ci < P && workers[ci] == cur;
+                                if (here && load[ci] == load[r]) {
+                                        r = ci;     /* tied with it: the task keeps its worker */
+                                } else if (multi) { /* the nearest of the tied */
+                                        uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
+                                        if (n > TIED_MAX) {
+                                                rc = 1; /* the heap's layout decides: give up */
+                                                break;
+                                        }
+                                        int32_t tn = lbomp__task_node(s, t);
+                                        double bestd = s->dist[tn * nn + s->wnode[workers[r]]];
+                                        for (uint32_t j = 0; j < n; j++) {
+                                                double d = s->dist[tn * nn +
+                                                                   s->wnode[workers[tied[j]]]];
+                                                if (d < bestd || (d == bestd && tied[j] < r))
+                                                        r = tied[j], bestd = d;
+                                        }
                                 }
                         }
                 }
                 dest[t] = workers[r];
-                load[r] += lbomp__time_on(s, dest[t], c);
+                load[r] += speed ? c / speed[dest[t]] : c; /* lbomp__time_on */
                 if (m) {
-                        m->moved += dest[t] != cur;
+                        m->moved += dest[t] != s->worker[t];
                         if (m->stay > 0 && load[r] > m->stay)
                                 m->stay = load[r];
                 }
-                struct wnode x = {.key = key_bits(load[r]), .i = r};
+                uint64_t xk = key_bits(load[r]), xi = (uint64_t)r << 32;
                 uint32_t v = L + r;
-                tree[v] = x;
+                tree[v] = (struct wnode){.key = xk, .it = xi};
+                if (!multi) { /* one node: no tie bits, a level waits on one comparison alone */
+                        for (; v > 1; v /= 2) {
+                                uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
+                                bool take = UNPREDICTABLE(wless(sk, si, xk, xi));
+                                xk = take ? sk : xk;
+                                xi = take ? si : xi;
+                                IN_REGISTERS(xk, xi);
+                                tree[v / 2] = (struct wnode){.key = xk, .it = xi};
+                        }
+                        continue;
+                }
                 for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
-                        const struct wnode *sib = &tree[v ^ 1];
-                        uint32_t eq = sib->key == x.key;
-                        uint64_t take = 0 - (uint64_t)wbetter(sib, &x);
-                        x.key ^= (x.key ^ sib->key) & take;
-                        x.i ^= (x.i ^ sib->i) & (uint32_t)take;
-                        x.tie ^= (x.tie ^ sib->tie) & (uint32_t)take;
-                        x.tie |= eq;
-                        tree[v / 2] = x;
+                        uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
+                        uint64_t eq = sk == xk;
+                        bool take = wless(sk, si, xk, xi);
+                        xk = take ? sk : xk;
+                        xi = (take ? si : xi) | eq;
+                        tree[v / 2] = (struct wnode){.key = xk, .it = xi};
                 }
         }
         free(tree);
@@ -363,9 +433,10 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, uint3
         return rc;
 }
 
-static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t ntasks,
-                  const uint32_t *workers, uint32_t nworkers, const double *load0, uint32_t *dest,
-                  struct mode *m)
+/* sc: the tasks' costs in their order, or NULL (read from the snapshot). */
+static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
+                  uint32_t ntasks, const uint32_t *workers, uint32_t nworkers, const double *load0,
+                  uint32_t *dest, struct mode *m)
 {
         uint32_t P = nworkers;
         if (!P)
@@ -421,7 +492,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                                         hload[i] = g.h[g.pos[i]].load;
                                 l0 = hload;
                         }
-                        rc = assign_tree(s, tasks + k, ntasks - k, workers, local, P, l0, dest, m);
+                        rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, ntasks - k, workers,
+                                         local, P, l0, dest, m);
                         if (rc <= 0)
                                 break; /* done, or out of memory */
                         rc = 0;
@@ -431,8 +503,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, uint32_t n
                 }
                 /* The tasks come heaviest first, scattered over the arrays: fetch ahead what
                  * the next ones read and write, which the heap's chain of loads would wait for. */
-                fetch_ahead(s, dest, tasks, k, ntasks);
-                double c = s->cost[t];
+                fetch_ahead(s, dest, tasks, k, ntasks, true, !sc);
+                double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
                 uint32_t cur = s->worker[t], r = UINT32_MAX;
@@ -471,7 +543,7 @@ int lbomp__greedy_assign(const struct lbomp__snap *s, const uint32_t *tasks, uin
                          const uint32_t *workers, uint32_t nworkers, const double *load0,
                          uint32_t *dest)
 {
-        return assign(s, tasks, ntasks, workers, nworkers, load0, dest, NULL);
+        return assign(s, tasks, NULL, ntasks, workers, nworkers, load0, dest, NULL);
 }
 
 enum variant { PLAIN, REFINE, COMM };
@@ -491,6 +563,7 @@ static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstat
         uint32_t *workers = malloc(P * sizeof *workers + 1);
         double *load = malloc(P * sizeof *load + 1);
         uint32_t *scratch = v == REFINE ? malloc((size_t)T * sizeof *scratch + 1) : NULL;
+        double *sc = NULL; /* the costs in order */
         struct mode m = {0};
         if (v == COMM && s->link_off)
                 m.placed = calloc((size_t)T + 1, 1);
@@ -506,7 +579,7 @@ static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstat
         for (uint32_t t = 0; t < T; t++)
                 if (s->cost[t] > 0)
                         order[n++] = t;
-        if ((rc = lbomp__sort_tasks_desc(s->cost, order, n)) < 0)
+        if ((rc = lbomp__sort_tasks_desc_costs(s->cost, order, n, &sc)) < 0)
                 goto out;
         for (uint32_t w = 0; w < P; w++) {
                 workers[w] = w;
@@ -517,7 +590,7 @@ static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstat
         if (v == REFINE) {
                 /* GreedyRefineLB: greedy on a scratch copy gives the bound M ... */
                 memcpy(scratch, dest, (size_t)T * sizeof *scratch);
-                if ((rc = assign(s, order, n, workers, P, load, scratch, NULL)) < 0)
+                if ((rc = assign(s, order, sc, n, workers, P, load, scratch, NULL)) < 0)
                         goto out;
                 double mg;
                 lbomp__loads(s, scratch, load);
@@ -531,7 +604,7 @@ static int plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp__pstat
         } else if (v == COMM) {
                 m.beta = COMM_BETA;
         }
-        if ((rc = assign(s, order, n, workers, P, load, dest, &m)) < 0)
+        if ((rc = assign(s, order, sc, n, workers, P, load, dest, &m)) < 0)
                 goto out;
         lbomp__keep_unless_lower(s, dest, max, load);
 out:
@@ -539,6 +612,7 @@ out:
         free(workers);
         free(load);
         free(scratch);
+        free(sc);
         free(m.placed);
         return rc;
 }

@@ -19,6 +19,13 @@
 
 #include "../policy.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+#define AHEAD 16 /* pool tasks fetched ahead */
+
 /* A 4-ary min-heap of one node's workers by load (ties: lower worker id); entries carry a copy
  * of the load so that a sift compares within the heap's own cache lines. */
 struct went {
@@ -36,7 +43,7 @@ struct refine {
         uint32_t P, T, N;
         double *load0, *load; /* [P] */
         double lstar;
-        uint32_t *map;                /* [T] worker during an attempt */
+        uint32_t *map;                /* [T] worker during an attempt: the caller's dest */
         uint8_t *gone;                /* [T] left its original worker in this attempt */
         uint32_t *log, nlog;          /* tasks whose map changed in this attempt */
         uint32_t *sorted;             /* [T] each worker's tasks heaviest first, at woff[w] */
@@ -45,6 +52,9 @@ struct refine {
                                          moved ones, skipped */
         uint32_t *pool, npool;        /* shed tasks */
         uint32_t *heavy, nheavy;      /* tasks of the workers above M at f0, heaviest first */
+        double *hcost, *pcost;        /* the costs of heavy[] and pool[], in their order */
+        bool unit;                    /* every speed is 1: a task's time is its cost */
+        bool ikey;                    /* every load in the heaps ≥ +0: entries compare as keys */
         uint32_t *ev, nev;            /* evicted tasks: a max-heap by cost */
         struct wheap4 *nh;            /* [N] */
         uint32_t *pos;                /* [P] position of w in its node's heap */
@@ -53,6 +63,12 @@ struct refine {
         uint32_t *worder;             /* [P] workers node by node, ascending: the heaps' start */
         uint32_t *own_off, *own;
 };
+
+/* lbomp__time_on without the division when every speed is 1 (c / 1.0 is c, bit for bit). */
+static inline double time_on(const struct refine *r, uint32_t w, double c)
+{
+        return r->unit ? c : c / r->s->speed[w];
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Worker heaps, one per node
@@ -63,36 +79,71 @@ static inline bool eless(const struct went *a, const struct went *b)
         return (a->load < b->load) | ((a->load == b->load) & (a->w < b->w));
 }
 
+/* While every load of a heap is ≥ +0 (no -0, no NaN), loads order as their bits, and an entry
+ * (bits, w, pad 0) compares as one 128-bit integer where the compiler has one: a compare and a
+ * subtract with borrow instead of two double comparisons. */
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 wide;
+static inline bool eless_key(const struct went *a, const struct went *b)
+{
+        uint64_t ka, kb, wa, wb;
+        memcpy(&ka, &a->load, 8);
+        memcpy(&kb, &b->load, 8);
+        memcpy(&wa, &a->w, 8); /* w, and the pad above it, 0 */
+        memcpy(&wb, &b->w, 8);
+        return ((wide)ka << 64 | wa) < ((wide)kb << 64 | wb);
+}
+#else
+#define eless_key eless
+#endif
+
+static inline bool key_ok(double load)
+{
+        return load >= 0 && !signbit(load);
+}
+
 /* The entry at k got heavier: down to its place. Bottom-up, as greedy's heap: the lighter child
  * moves up to a leaf, then the entry climbs back while lighter than its parent; entries are
  * distinct (ties by worker id), so the array ends as the usual sift leaves it. */
+#define WDOWN(name, LESS)                                                                          \
+        static void name(struct refine *r, struct wheap4 *h, uint32_t k)                           \
+        {                                                                                          \
+                struct went *e = h->e, x = e[k];                                                   \
+                uint32_t top = k, n = h->n;                                                        \
+                for (;;) {                                                                         \
+                        uint32_t l = 4 * k + 1, m = l;                                             \
+                        if (l >= n)                                                                \
+                                break;                                                             \
+                        if (l + 4 <= n) {                                                          \
+                                uint32_t a = l + LESS(&e[l + 1], &e[l]);                           \
+                                uint32_t b = l + 2 + LESS(&e[l + 3], &e[l + 2]);                   \
+                                m = LESS(&e[b], &e[a]) ? b : a;                                    \
+                        } else {                                                                   \
+                                for (uint32_t c = l + 1; c < n; c++)                               \
+                                        m = LESS(&e[c], &e[m]) ? c : m;                            \
+                        }                                                                          \
+                        e[k] = e[m];                                                               \
+                        r->pos[e[k].w] = k;                                                        \
+                        k = m;                                                                     \
+                }                                                                                  \
+                while (k > top && LESS(&x, &e[(k - 1) / 4])) {                                     \
+                        e[k] = e[(k - 1) / 4];                                                     \
+                        r->pos[e[k].w] = k;                                                        \
+                        k = (k - 1) / 4;                                                           \
+                }                                                                                  \
+                e[k] = x;                                                                          \
+                r->pos[x.w] = k;                                                                   \
+        }
+
+WDOWN(wdown_load, eless)
+WDOWN(wdown_key, eless_key)
+
 static void wdown(struct refine *r, struct wheap4 *h, uint32_t k)
 {
-        struct went *e = h->e, x = e[k];
-        uint32_t top = k, n = h->n;
-        for (;;) {
-                uint32_t l = 4 * k + 1, m = l;
-                if (l >= n)
-                        break;
-                if (l + 4 <= n) {
-                        uint32_t a = l + eless(&e[l + 1], &e[l]);
-                        uint32_t b = l + 2 + eless(&e[l + 3], &e[l + 2]);
-                        m = eless(&e[b], &e[a]) ? b : a;
-                } else {
-                        for (uint32_t c = l + 1; c < n; c++)
-                                m = eless(&e[c], &e[m]) ? c : m;
-                }
-                e[k] = e[m];
-                r->pos[e[k].w] = k;
-                k = m;
-        }
-        while (k > top && eless(&x, &e[(k - 1) / 4])) {
-                e[k] = e[(k - 1) / 4];
-                r->pos[e[k].w] = k;
-                k = (k - 1) / 4;
-        }
-        e[k] = x;
-        r->pos[x.w] = k;
+        if (r->ikey)
+                wdown_key(r, h, k);
+        else
+                wdown_load(r, h, k);
 }
 
 /* The entry at k got lighter: up to its place. */
@@ -115,6 +166,7 @@ static void wset(struct refine *r, uint32_t w)
         struct went *x = &h->e[r->pos[w]];
         double old = x->load;
         x->load = r->load[w];
+        r->ikey &= key_ok(x->load); /* the heap is in order either way; from now on, doubles */
         if (r->load[w] < old)
                 wup(r, h, r->pos[w]);
         else
@@ -182,7 +234,7 @@ static int sort_heavy(struct refine *r, double M)
                 if (r->load0[w] > M)
                         for (uint32_t i = r->woff[w]; i < r->woff[w + 1]; i++)
                                 r->heavy[n++] = r->wtask[i];
-        int rc = lbomp__sort_tasks_desc(s->cost, r->heavy, n);
+        int rc = lbomp__sort_tasks_desc_costs(s->cost, r->heavy, n, &r->hcost);
         if (rc < 0)
                 return rc;
         r->nheavy = n;
@@ -191,7 +243,7 @@ static int sort_heavy(struct refine *r, double M)
                         r->head[w] = r->tail[w] = r->woff[w];
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t t = r->heavy[i], w = s->worker[t];
-                if (s->cost[t] > 0)
+                if (r->hcost[i] > 0)
                         r->sorted[r->tail[w]++] = t;
         }
         for (uint32_t w = 0; w < r->P; w++)
@@ -224,7 +276,7 @@ static uint32_t choose(struct refine *r, uint32_t w, double need, double cap)
 static void take_off(struct refine *r, uint32_t t, uint32_t w)
 {
         r->gone[t] = 1;
-        r->load[w] -= lbomp__time_on(r->s, w, r->s->cost[t]);
+        r->load[w] -= time_on(r, w, r->s->cost[t]);
         r->log[r->nlog++] = t;
         /* Moved tasks at the head of the list are skipped from now on. */
         while (r->head[w] < r->tail[w] && r->gone[r->sorted[r->head[w]]])
@@ -300,10 +352,10 @@ static void restore(struct refine *r)
 }
 
 /* Places task t (cost c) on p. */
-static void place(struct refine *r, uint32_t t, uint32_t p)
+static void place(struct refine *r, uint32_t t, double c, uint32_t p)
 {
         r->map[t] = p;
-        r->load[p] += lbomp__time_on(r->s, p, r->s->cost[t]);
+        r->load[p] += time_on(r, p, c);
         wset(r, p);
 }
 
@@ -404,15 +456,23 @@ static int attempt(struct refine *r, double M)
         if ((uint64_t)r->npool * 16 >= r->nheavy) {
                 r->npool = 0;
                 for (uint32_t i = 0; i < r->nheavy; i++)
-                        if (r->gone[r->heavy[i]])
+                        if (r->gone[r->heavy[i]]) {
+                                r->pcost[r->npool] = r->hcost[i];
                                 r->pool[r->npool++] = r->heavy[i];
-        } else if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0) {
-                return rc;
+                        }
+        } else {
+                if ((rc = lbomp__sort_tasks_desc(cost, r->pool, r->npool)) < 0)
+                        return rc;
+                for (uint32_t i = 0; i < r->npool; i++)
+                        r->pcost[i] = cost[r->pool[i]];
         }
+        r->ikey = true;
         for (uint32_t n = 0; n < r->N; n++) {
                 struct wheap4 *h = &r->nh[n];
-                for (uint32_t i = 0; i < h->n; i++)
+                for (uint32_t i = 0; i < h->n; i++) {
                         h->e[i].load = r->load[h->e[i].w];
+                        r->ikey &= key_ok(h->e[i].load);
+                }
                 for (uint32_t i = h->n / 4 + 1; i-- > 0;)
                         if (i < h->n)
                                 wdown(r, h, i);
@@ -422,19 +482,34 @@ static int attempt(struct refine *r, double M)
         uint32_t next = 0;
         while (next < r->npool || r->nev) {
                 uint32_t t;
-                if (r->nev && (next == r->npool || heavier(cost, r->ev[0], r->pool[next])))
-                        t = ev_pop(r);
-                else
-                        t = r->pool[next++];
-                double c = cost[t];
-                uint32_t tn = (uint32_t)lbomp__task_node(s, t), p = UINT32_MAX;
-                /* The least loaded worker it fits on, own node first, then by distance. */
+                double c;
+                if (next + AHEAD < r->npool) { /* the pool's tasks are scattered: fetch ahead */
+                        uint32_t u = r->pool[next + AHEAD];
+                        PREFETCH(&r->map[u]);
+                        if (r->N > 1) {
+                                PREFETCH(&s->worker[u]);
+                                if (s->home)
+                                        PREFETCH(&s->home[u]);
+                        }
+                }
+                if (r->nev && (next == r->npool || cost[r->ev[0]] > r->pcost[next] ||
+                               (cost[r->ev[0]] == r->pcost[next] && r->ev[0] < r->pool[next]))) {
+                        t = ev_pop(r); /* heavier than the pool's next (ties: lower index) */
+                        c = cost[t];
+                } else {
+                        t = r->pool[next];
+                        c = r->pcost[next++];
+                }
+                /* One node: every task's is node 0. */
+                uint32_t tn = r->N > 1 ? (uint32_t)lbomp__task_node(s, t) : 0, p = UINT32_MAX;
+                /* The least loaded worker it fits on, own node first, then by distance (the
+                 * entry's copy of the load is the worker's load). */
                 for (uint32_t k = 0; k < r->N; k++) {
                         uint32_t d = r->near[tn * r->N + k];
                         if (!r->nh[d].n)
                                 continue;
                         uint32_t w = r->nh[d].e[0].w;
-                        if (r->load[w] + lbomp__time_on(s, w, c) <= M) {
+                        if (r->nh[d].e[0].load + time_on(r, w, c) <= M) {
                                 p = w;
                                 break;
                         }
@@ -445,7 +520,7 @@ static int attempt(struct refine *r, double M)
                         if ((rc = make_room(r, c, M, tn, &p)) <= 0)
                                 return rc;
                 }
-                place(r, t, p);
+                place(r, t, c, p);
         }
         return 1;
 }
@@ -465,7 +540,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (lbomp__within_tolerance_bound(s, r.load0, &max, &r.lstar))
                 goto out; /* moves must pay: nothing to do */
         rc = -ENOMEM;
-        r.map = malloc((size_t)T * sizeof *r.map + 1);
+        r.map = dest; /* attempts work in dest itself: no copy of a million entries each way */
         r.gone = calloc((size_t)T + 1, 1);
         r.log = malloc((size_t)T * sizeof *r.log + 1);
         r.sorted = malloc((size_t)T * sizeof *r.sorted + 1);
@@ -474,6 +549,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         r.tail = malloc(P * sizeof *r.tail + 1);
         r.pool = malloc((size_t)T * sizeof *r.pool + 1);
         r.heavy = malloc((size_t)T * sizeof *r.heavy + 1);
+        r.pcost = malloc((size_t)T * sizeof *r.pcost + 1);
         r.ev = malloc((size_t)T * sizeof *r.ev + 1);
         r.nh = calloc(N, sizeof *r.nh);
         r.pos = malloc(P * sizeof *r.pos + 1);
@@ -481,9 +557,12 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         struct went *wmem = malloc(P * sizeof *wmem + 1);
         r.worder = malloc(P * sizeof *r.worder + 1);
         if (!r.map || !r.gone || !r.log || !r.sorted || !r.ready || !r.head || !r.tail || !r.pool ||
-            !r.heavy || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
+            !r.heavy || !r.pcost || !r.ev || !r.nh || !r.pos || !r.near || !wmem || !r.worder)
                 goto free_all;
-        memcpy(r.map, s->worker, (size_t)T * sizeof *r.map);
+        memcpy(dest, s->worker, (size_t)T * sizeof *dest);
+        r.unit = true;
+        for (uint32_t w = 0; s->speed && r.unit && w < P; w++)
+                r.unit = s->speed[w] == 1.0;
         if ((rc = worker_lists(&r)) < 0)
                 goto free_all;
         /* Node heaps share one array, each node's workers in ascending id. */
@@ -494,6 +573,7 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
                         if ((uint32_t)s->wnode[w] == n) {
                                 r.worder[at + r.nh[n].n] = w;
                                 r.nh[n].e[r.nh[n].n].w = w;
+                                r.nh[n].e[r.nh[n].n].pad = 0; /* compared with w */
                                 r.pos[w] = r.nh[n].n++;
                         }
                 at += r.nh[n].n;
@@ -550,10 +630,10 @@ static int refine_plan(const struct lbomp__snap *s, uint32_t *dest, struct lbomp
         if (rc < 0)
                 goto free_all;
         rc = 0;
-        memcpy(dest, r.map, (size_t)T * sizeof *dest);
         lbomp__keep_unless_lower(s, dest, max, r.load);
 free_all:
-        free(r.map);
+        if (rc < 0) /* the current mapping, as it came */
+                memcpy(dest, s->worker, (size_t)T * sizeof *dest);
         free(r.gone);
         free(r.log);
         free(r.sorted);
@@ -562,6 +642,8 @@ free_all:
         free(r.tail);
         free(r.pool);
         free(r.heavy);
+        free(r.hcost);
+        free(r.pcost);
         free(r.ev);
         free(r.nh);
         free(r.pos);

@@ -491,7 +491,6 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->skip = false;
         l->cur = NULL;
         l->t_begin = lbomp__mono_s();
-        lb->ws.lb_done = true;
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
         lbomp__window_speeds(&lb->win, &lb->ws, lb->cfg.time_wall);

@@ -116,7 +116,6 @@ struct lbomp__workers {
         struct lbomp__worker *w;
         bool oversubscribed;       /* more workers than PUs we may run on */
         enum lbomp__speeds speeds; /* LBOMP_SPEEDS: off leaves every speed 1.0 */
-        bool lb_done;              /* an LB step has run: the first window is over */
         bool verbose;              /* LBOMP_VERBOSE: a line when a speed changes */
 };
 

@@ -11,6 +11,12 @@ and checks that all checksums of a workload are equal. The raw runs go to --csv 
 
   python3 bench/defaults.py --build build --repeats 5 --quick \\
       --variants default,LBOMP_STEAL=off,LBOMP_STEAL=all
+
+A variant `build:DIR` is the default configuration of another build folder (DIR/bench/...), to
+compare two commits interleaved:
+
+  git worktree add --detach /tmp/start <commit> && (cd /tmp/start && meson setup build && ninja -C build)
+  python3 bench/defaults.py --build build --variants default,build:/tmp/start/build
 """
 import argparse
 import csv
@@ -39,7 +45,7 @@ def strip_period(args):
 
 def variant_env(v):
     """'default' or 'VAR=value[+VAR=value]': the LBOMP_* environment of a variant."""
-    if v == "default":
+    if v == "default" or v.startswith("build:"):
         return {}
     env = {}
     for kv in v.split("+"):
@@ -76,7 +82,8 @@ def main():
                 done += 1
                 sys.stderr.write(f"\r[{done}/{total}] {w:18s} {v:30s}")
                 sys.stderr.flush()
-                cmd = [os.path.join(a.build, "bench", binary)]
+                cmd = [os.path.join(v[len("build:"):] if v.startswith("build:") else a.build,
+                                    "bench", binary)]
                 if v in BASELINES:
                     cmd += wargs + ["--baseline", v]
                     env = base_env

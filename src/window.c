@@ -133,20 +133,22 @@ void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots)
  * reference units (speeds apart), from the window's pairs of consecutive timed runs of the same
  * task, one here and one stolen (lbomp__window_aggregate). Paired, a task's cost that changed
  * (a hotspot that moved onto it) cancels out, and only what running it away from its data costs
- * is left: ≈ 1 for tasks that own nothing, a few for tasks whose data is in this core's cache. A
- * window without enough pairs (kappa may have stopped every steal) takes it back towards 1, so
- * that thieves try again and measure it anew.
+ * is left: ≈ 1 for tasks that own nothing, a few for tasks whose data is in this core's cache.
+ * Pairs are few where steals are (1–7 a window on the 1 MiB memtask): they add up over windows
+ * until there are KAPPA_PAIRS of them. A window without any (kappa may have stopped every steal)
+ * takes it back towards 1, so that thieves try again and measure it anew.
  */
 static void update_kappa(struct lbomp__worker *w)
 {
         if (w->pairs >= KAPPA_PAIRS) {
                 double k = exp(w->pair_log / w->pairs);
                 w->kappa = w->kappa > 0 ? (1 - KAPPA_NEW) * w->kappa + KAPPA_NEW * k : k;
-        } else if (w->kappa > 1) {
+                w->pair_log = 0;
+                w->pairs = 0;
+        } else if (w->pairs == w->pairs_seen && w->kappa > 1) {
                 w->kappa = 1 + KAPPA_FORGET * (w->kappa - 1);
         }
-        w->pair_log = 0;
-        w->pairs = 0;
+        w->pairs_seen = w->pairs;
 }
 
 void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws, uint32_t nslots,
@@ -301,18 +303,18 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
                 if (win->ns[t] < UINT8_MAX)
                         win->ns[t]++;
                 size_t base = (size_t)t * LBOMP__TIMED, k = base + (win->ns[t] - 1u) % LBOMP__TIMED;
-                if (steal && win->ns[t] > 1) {
-                        /* The same task in its last timed run and this one: one here and one
-                         * away is a measure of what a steal costs (kappa). */
+                if (steal && win->ns[t] > 1 && by != (uint32_t)self) {
+                        /* Stolen now, run here the last timed time: what a steal costs (kappa).
+                         * Not the other way round: back from a thief, a task finds its data in
+                         * the thief's caches, and the slow run here would hide what the steal
+                         * cost. */
                         size_t j = base + (win->ns[t] - 2u) % LBOMP__TIMED;
-                        uint32_t was = win->hrun[j];
-                        if ((by == (uint32_t)self) != (was == (uint32_t)self) && v > 0 &&
-                            win->hist[j] > 0) {
+                        if (win->hrun[j] == (uint32_t)self && v > 0 && win->hist[j] > 0) {
                                 double r = log(v / win->hist[j]);
                                 r = r > KAPPA_LOG_MAX    ? KAPPA_LOG_MAX
                                     : r < -KAPPA_LOG_MAX ? -KAPPA_LOG_MAX
                                                          : r;
-                                w->pair_log += by == (uint32_t)self ? -r : r;
+                                w->pair_log += r;
                                 w->pairs++;
                         }
                 }

@@ -79,10 +79,11 @@ struct lbomp__worker {
          * (window.c, lbomp__window_kappa; 0: never measured, taken as 1): a thief steals only what
          * it can run before this worker would. Read by thieves; written between steps. */
         double kappa;
-        /* this window: the times of its tasks in pairs of timed steps, one run here and the
-         * other by a thief (reference units) */
-        double pair_log; /* Σ log(away / home) */
-        uint32_t pairs;
+        /* its tasks' times in pairs of consecutive timed runs, one here and the other by a thief
+         * (reference units; window.c, update_kappa) */
+        double pair_log;     /* Σ log(away / home), over windows until KAPPA_PAIRS of them */
+        uint32_t pairs;      /* how many */
+        uint32_t pairs_seen; /* pairs at the last window's end */
         struct lbomp__steal_rec log[LBOMP__STEAL_LOG];
         uint32_t nlog;
         /* this window (folded in from the ring by serial parts) */

@@ -324,7 +324,9 @@ static void moving_loads(void)
  * consecutive timed runs of the same task, one at home and one stolen. Worker 0's eight tasks run
  * at home in one timed step and on worker 1 in the next, three times as long there: kappa 3 at the
  * window's end. A hotspot that moved onto them between two windows (all ten times dearer) is not a
- * steal's cost: kappa stays. A window without a pair takes it half way back to 1. */
+ * steal's cost: kappa stays. A window without a pair takes it half way back to 1. Two windows of
+ * two pairs each (4 × as long away) make one measure, at the second window's end. A task stolen
+ * and then run at home again is no pair. */
 static void kappa_paired(void)
 {
         struct lbomp__worker w2[2];
@@ -350,14 +352,19 @@ static void kappa_paired(void)
         w2[0].n = T;
         w2[0].ticks = ticks;
         w2[0].runner = runner;
-        /* one window: home (par 0), then stolen by worker 1 (par 1) at `away` × the cost */
-        double costs[3] = {100, 1000, 1000}, away[3] = {3, 3, 0};
-        double want[3] = {3, 3, 2};
+        /* one window: home (par 0), then `nst` of the tasks stolen by worker 1 (par 1) at `away`
+         * × the cost; two pairs are too few: they wait for the next window's */
+        double costs[6] = {100, 1000, 1000, 1000, 1000, 1000}, away[6] = {3, 3, 0, 4, 4, 3};
+        uint32_t nst[6] = {T, T, 0, 2, 2, T};
+        double want[6] = {3, 3, 2, 2, 3, 2};
         lbomp__window_restart(&win, &ws, T, 0, false);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 6; k++) {
+                /* the last window the other way round: stolen first, then back home, where
+                 * the task finds its data in the thief's caches: not a measure */
+                int away_par = k == 5 ? 0 : 1;
                 for (int par = 0; par < 2; par++) {
-                        bool stolen = par == 1 && away[k] > 0;
                         for (uint32_t t = 0; t < T; t++) {
+                                bool stolen = par == away_par && t < nst[k];
                                 ticks[par * T + t] =
                                         (uint64_t)(costs[k] * (stolen ? away[k] : 1.0));
                                 runner[par * T + t] = stolen ? 1 : 0;

@@ -224,16 +224,33 @@ static void kinds(const char *profiles)
  * from tasks that migrated between windows, both toward a worker half as fast. */
 static struct lbomp__worker wk[2];
 
+/* A window for 40 tasks and two equal workers (speed 1, nothing measured) holding them in tasks. */
+static void two_workers(struct lbomp__window *win, uint32_t T, uint32_t tasks[2][40])
+{
+        lbomp__window_init(win, 1024);
+        ASSERT_EQ(lbomp__window_reserve(win, T), 0);
+        for (int i = 0; i < 2; i++)
+                wk[i] = (struct lbomp__worker){
+                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+}
+
+/* Task t's window: three timed runs of v reference units, each by its owner w. */
+static void timed_by_owner(struct lbomp__window *win, uint32_t t, uint32_t w, double v)
+{
+        win->ns[t] = 3;
+        win->ticks[t] = 3 * v;
+        for (int j = 0; j < 3; j++) {
+                win->hist[t * 3 + j] = (float)v;
+                win->hrun[t * 3 + j] = w;
+        }
+}
+
 static void measured(void)
 {
         struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
         struct lbomp__window win;
-        lbomp__window_init(&win, 1024);
         uint32_t T = 40, tasks[2][40];
-        ASSERT_EQ(lbomp__window_reserve(&win, T), 0);
-        for (int i = 0; i < 2; i++)
-                wk[i] = (struct lbomp__worker){
-                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        two_workers(&win, T, tasks);
         /* share: worker 1's thread gets half of its wall time, window after window */
         for (int k = 0; k < 8; k++) {
                 wk[0].win_cpu_s = 1.0, wk[0].win_wall_s = 1.0;
@@ -264,12 +281,7 @@ static void measured(void)
                         uint32_t w = (t < T / 2) == (k % 2 == 0) ? 0 : 1;
                         wk[w].tasks[wk[w].n++] = t;
                         double v = (w ? 2.0 : 1.0) * wk[w].hw;
-                        win.ns[t] = 3;
-                        win.ticks[t] = 3 * v;
-                        for (int j = 0; j < 3; j++) {
-                                win.hist[t * 3 + j] = (float)v;
-                                win.hrun[t * 3 + j] = w;
-                        }
+                        timed_by_owner(&win, t, w, v);
                 }
                 win.timed = 3;
                 lbomp__window_speeds(&win, &ws, true);
@@ -288,12 +300,8 @@ static void moving_loads(void)
 {
         struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
         struct lbomp__window win;
-        lbomp__window_init(&win, 1024);
         uint32_t T = 40, tasks[2][40];
-        ASSERT_EQ(lbomp__window_reserve(&win, T), 0);
-        for (int i = 0; i < 2; i++)
-                wk[i] = (struct lbomp__worker){
-                        .prior = 1, .rel = 1, .share = 1, .hw = 1, .speed = 1, .tasks = tasks[i]};
+        two_workers(&win, T, tasks);
         for (uint32_t k = 0; k < 12; k++) {
                 for (int i = 0; i < 2; i++)
                         wk[i].n = 0;
@@ -303,12 +311,7 @@ static void moving_loads(void)
                         uint32_t w = moved ? 1 : 0;
                         wk[w].tasks[wk[w].n++] = t;
                         double v = (t >= hot && t < hot + 4 ? 10.0 : 1.0) * wk[w].hw;
-                        win.ns[t] = 3;
-                        win.ticks[t] = 3 * v;
-                        for (int j = 0; j < 3; j++) {
-                                win.hist[t * 3 + j] = (float)v;
-                                win.hrun[t * 3 + j] = w;
-                        }
+                        timed_by_owner(&win, t, w, v);
                 }
                 win.timed = 3;
                 lbomp__window_speeds(&win, &ws, true);

@@ -15,7 +15,6 @@
 #define LBOMP_DEQUE_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "util.h"

@@ -124,8 +124,8 @@ void lbomp__window_forget_all(struct lbomp__window *win, uint32_t nslots)
 
 /* one pair's ratio counts at most 8 (or 1/8): a thread descheduled in one of the two runs */
 #define KAPPA_LOG_MAX 2.0794415416798357 /* log 8 */
-#define KAPPA_PAIRS   4                  /* pairs a window needs to measure kappa */
-#define KAPPA_NEW     0.5                /* weight of the last window's measure */
+#define KAPPA_PAIRS   4                  /* pairs one measure of kappa needs */
+#define KAPPA_NEW     0.5                /* weight of the last measure */
 #define KAPPA_FORGET  0.5                /* a window without one takes kappa this much back to 1 */
 
 /*

@@ -455,19 +455,15 @@ void *lbomp_iter_next(lbomp_iter_t *it)
         return NULL;
 }
 
-/* The thief's time in each victim's tasks, scaled like its own, is charged to the victim as what
- * they would have cost the victim: over the victim's kappa (what its tasks cost a thief, away from
- * their data) and at the victim's speed instead of the thief's. Charged at the thief's time, a
- * victim whose tasks' data stays in its cache looked κ times as loaded as it was for every task
- * taken from it. */
+/* The thief's time in each victim's tasks is charged to the victim as what they would have cost
+ * the victim (lbomp__steal_charge). */
 static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t step)
 {
         double scale = w->scale[step & 1];
         size_t slot = step % LBOMP__RING;
         uint64_t logged = 0;
         for (uint32_t i = 0; i < w->nlog; i++) {
-                const struct lbomp__worker *v = &lb->ws.w[w->log[i].victim];
-                double f = scale * (w->hw / v->hw) / (v->kappa > 1 ? v->kappa : 1);
+                double f = lbomp__steal_charge(scale, w, &lb->ws.w[w->log[i].victim]);
                 logged += w->log[i].ticks;
                 atomic_fetch_add_explicit(&lb->ws.w[w->log[i].victim].ring[slot].given,
                                           (uint64_t)((double)w->log[i].ticks * f),

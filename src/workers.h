@@ -149,4 +149,16 @@ void lbomp__workers_bind(struct lbomp__workers *ws, int w, const struct lbomp__t
                          bool omp_binds);
 void lbomp__workers_free(struct lbomp__workers *ws);
 
+/*
+ * A thief's time in victim v's tasks, as what they would have cost v: × scale (the thief's wall
+ * to CPU time), × the thief's hw over v's (its speed against v's), over v's kappa when above 1
+ * (what v's tasks cost a thief, away from their data). Charged at the thief's time, a victim
+ * whose tasks' data stays in its cache looked κ times as loaded as it was for every task taken.
+ */
+static inline double lbomp__steal_charge(double scale, const struct lbomp__worker *thief,
+                                         const struct lbomp__worker *v)
+{
+        return scale * (thief->hw / v->hw) / (v->kappa > 1 ? v->kappa : 1);
+}
+
 #endif

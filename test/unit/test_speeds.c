@@ -6,7 +6,9 @@
  *    greedy-refine and greedy-comm give the fast worker about twice the work and predict a step
  *    time near the capacity-weighted ideal; hierarchical's node shares follow capacity;
  *  - placement by capacity: today's blocks with equal speeds, the launcher's rule otherwise;
- *  - the measured parts of a speed (share, rel) on a window filled by hand;
+ *  - the measured parts of a speed (share, rel) on a window filled by hand, rel while the loads
+ *    move;
+ *  - kappa from paired timed runs, and what a stolen task is charged to its owner;
  *  - CPU kinds: the prior speeds of the rule, and the hybrid profile's cores through the library;
  *  - a version-1 trace still reads, with every speed 1.0.
  * Usage: test_speeds PROFILES_DIR TRACE_V1_FILE
@@ -383,6 +385,24 @@ static void kappa_paired(void)
         lbomp__window_free(&win);
 }
 
+/* What a thief's second in a victim's tasks is charged to the victim (lbomp__steal_charge): as
+ * measured on equal workers that never measured kappa; half with the victim's kappa 2; twice at
+ * a thief twice as fast; a kappa below 1 (a thief's cache held the data) charges what was
+ * measured. */
+static void steal_charge(void)
+{
+        struct lbomp__worker t = {.hw = 1}, v = {.hw = 1};
+        ASSERT_DEQ(lbomp__steal_charge(1.0, &t, &v), 1.0);
+        ASSERT_DEQ(lbomp__steal_charge(0.5, &t, &v), 0.5); /* the thief's CPU-time scale */
+        v.kappa = 2;
+        ASSERT_DEQ(lbomp__steal_charge(1.0, &t, &v), 0.5);
+        t.hw = 2;
+        ASSERT_DEQ(lbomp__steal_charge(1.0, &t, &v), 1.0);
+        v.kappa = 0.5;
+        ASSERT_DEQ(lbomp__steal_charge(1.0, &t, &v), 2.0);
+        fprintf(stderr, "steal charge: ok\n");
+}
+
 /* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
 static void trace_v1(const char *file)
 {
@@ -414,6 +434,7 @@ int main(int argc, char **argv)
         measured();
         moving_loads();
         kappa_paired();
+        steal_charge();
         kinds(argv[1]);
         trace_v1(argv[2]);
         fprintf(stderr, "test_speeds: ok\n");

@@ -384,12 +384,27 @@ static void t_policy_fail(void)
                 for (int i = 0; i < ntasks; i++)
                         ASSERT_EQ(lbomp_task_worker(lb, (lbomp_id_t)i), before[i]);
                 ASSERT_GT(lbomp_lb_count(lb), 0);
+                size_t failed = 0;
                 for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                         lbomp_lb_stats_t st;
                         lbomp_lb_get(lb, i, &st, sizeof st);
-                        ASSERT_EQ(st.error, k == 0 ? -EAGAIN : -EFAULT);
                         ASSERT_EQ(st.migrations, 0);
+                        /* A step that stealing left balanced, or whose excess did not persist,
+                         * runs no policy (on a loaded machine, under a sanitizer): no error. */
+                        char buf[400];
+                        const char *note = lbomp__lbrec_note(
+                                lbomp__lbs_at(&((struct lbomp *)lb)->lbs, i), buf, sizeof buf);
+                        if (strstr(note, "policy not run")) {
+                                ASSERT_EQ(st.error, 0);
+                                continue;
+                        }
+                        ASSERT_EQ(st.error, k == 0 ? -EAGAIN : -EFAULT);
+                        failed++;
                 }
+                printf("policy-fail: %s failed in %zu of %zu LB steps, the others ran no "
+                       "policy\n",
+                       pols[k]->name, failed, lbomp_lb_count(lb));
+                ASSERT_GT(failed, 0);
                 report_of(lb);
                 lbomp_destroy(lb);
         }

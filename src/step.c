@@ -426,9 +426,7 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                         enum lbomp__take r;
                         int64_t pos;
                         const double *pc = v->pcost_ok ? v->pcost : NULL;
-                        /* What the task would cost us over what it costs the victim: away from
-                         * its data (kappa) and at our speed against the victim's. */
-                        double kappa = (v->kappa > 1 ? v->kappa : 1) * (v->hw / w->hw);
+                        double kappa = lbomp__steal_cost(w, v);
                         while ((r = lbomp__deque_steal_paying(&v->dq, &pos, pc, (int64_t)v->n,
                                                               kappa)) == LBOMP__LOST_RACE)
                                 ;
@@ -463,9 +461,10 @@ static void flush_stolen(struct lbomp *lb, struct lbomp__worker *w, uint64_t ste
         size_t slot = step % LBOMP__RING;
         uint64_t logged = 0;
         for (uint32_t i = 0; i < w->nlog; i++) {
-                double f = lbomp__steal_charge(scale, w, &lb->ws.w[w->log[i].victim]);
+                struct lbomp__worker *v = &lb->ws.w[w->log[i].victim];
+                double f = lbomp__steal_charge(scale, w, v);
                 logged += w->log[i].ticks;
-                atomic_fetch_add_explicit(&lb->ws.w[w->log[i].victim].ring[slot].given,
+                atomic_fetch_add_explicit(&v->ring[slot].given,
                                           (uint64_t)((double)w->log[i].ticks * f),
                                           memory_order_relaxed);
         }

@@ -76,8 +76,8 @@ struct lbomp__worker {
         uint64_t stolen;       /* tasks this worker stole this step */
         double prev_span_s;    /* the last step's span: whether reading CPU time pays */
         /* What one of its tasks costs a thief, away from its data, over what it costs this worker
-         * (window.c, lbomp__window_kappa; 0: never measured, taken as 1): a thief steals only what
-         * it can run before this worker would. Read by thieves; written between steps. */
+         * (window.c, update_kappa; 0: never measured, taken as 1): a thief steals only what it
+         * can run before this worker would. Read by thieves; written between steps. */
         double kappa;
         /* its tasks' times in pairs of consecutive timed runs, one here and the other by a thief
          * (reference units; window.c, update_kappa) */
@@ -150,15 +150,24 @@ void lbomp__workers_bind(struct lbomp__workers *ws, int w, const struct lbomp__t
 void lbomp__workers_free(struct lbomp__workers *ws);
 
 /*
+ * What a task of victim v costs thief over what it costs v: away from its data (v's kappa, when
+ * above 1) and at the thief's speed against v's (their hw).
+ */
+static inline double lbomp__steal_cost(const struct lbomp__worker *thief,
+                                       const struct lbomp__worker *v)
+{
+        return (v->kappa > 1 ? v->kappa : 1) * (v->hw / thief->hw);
+}
+
+/*
  * A thief's time in victim v's tasks, as what they would have cost v: × scale (the thief's wall
- * to CPU time), × the thief's hw over v's (its speed against v's), over v's kappa when above 1
- * (what v's tasks cost a thief, away from their data). Charged at the thief's time, a victim
- * whose tasks' data stays in its cache looked κ times as loaded as it was for every task taken.
+ * to CPU time), over lbomp__steal_cost. Charged at the thief's time, a victim whose tasks' data
+ * stays in its cache looked κ times as loaded as it was for every task taken.
  */
 static inline double lbomp__steal_charge(double scale, const struct lbomp__worker *thief,
                                          const struct lbomp__worker *v)
 {
-        return scale * (thief->hw / v->hw) / (v->kappa > 1 ? v->kappa : 1);
+        return scale / lbomp__steal_cost(thief, v);
 }
 
 #endif

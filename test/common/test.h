@@ -54,4 +54,11 @@
                         FAIL("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_);            \
         } while (0)
 
+/* A task's busy work: n dependent multiply-adds on *x (the tests' reference kernel). */
+static inline void test_spin(double *x, long n)
+{
+        for (long i = 0; i < n; i++)
+                *x = *x * 0.9999999 + 1e-7;
+}
+
 #endif

@@ -33,8 +33,7 @@ static void cb(void *data, lbomp_id_t id, void *arg)
         if (step_now < STEPS / 2)
                 return;
         int units = t->block == 0 ? 20 : 1;
-        for (int i = 0; i < units * 1000; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, units * 1000);
 }
 
 int main(void)

@@ -38,8 +38,7 @@ static void work(void *data, lbomp_id_t id, void *arg)
 {
         (void)id, (void)arg;
         struct task *t = data;
-        for (int i = 0; i < t->cost * 3000; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, t->cost * 3000);
         t->mem[(size_t)t->cost % MEM] = (char)t->x; /* touched: its pages exist */
 }
 

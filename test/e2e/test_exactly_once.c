@@ -26,8 +26,7 @@ static struct task task[NTASKS + 100];
 static void work(struct task *t)
 {
         atomic_fetch_add_explicit(&t->runs, 1, memory_order_relaxed);
-        for (int i = 0; i < t->cost * 400; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, t->cost * 400);
 }
 
 static void cb(void *data, lbomp_id_t id, void *arg)

@@ -59,8 +59,7 @@ static double now_s(void)
 static void work(struct task *t)
 {
         atomic_fetch_add_explicit(&t->runs, 1, memory_order_relaxed);
-        for (int i = 0; i < 2000; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, 2000);
 }
 
 static void cb(void *data, lbomp_id_t id, void *arg)

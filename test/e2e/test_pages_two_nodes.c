@@ -35,8 +35,7 @@ static void work(void *data, lbomp_id_t id, void *arg)
         (void)id, (void)arg;
         struct task *t = data;
         atomic_store(&t->cpu_node, numa_node_of_cpu(sched_getcpu()));
-        for (int i = 0; i < t->cost * 2000; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, t->cost * 2000);
         t->mem[0] = (char)t->x;
 }
 

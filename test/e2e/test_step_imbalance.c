@@ -36,8 +36,7 @@ static void cb(void *data, lbomp_id_t id, void *arg)
         (void)id, (void)arg;
         struct task *t = data;
         int units = t->block == (int)(step_now % 2) ? 20 : 1;
-        for (int i = 0; i < units * 4000; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, units * 4000);
 }
 
 int main(int argc, char **argv)

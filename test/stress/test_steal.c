@@ -42,8 +42,7 @@ static void work(struct task *t)
 {
         atomic_fetch_add_explicit(&t->runs, 1, memory_order_relaxed);
         atomic_store_explicit(&t->ran_by, omp_get_thread_num(), memory_order_relaxed);
-        for (int i = 0; i < t->cost * 200; i++)
-                t->x = t->x * 0.9999999 + 1e-7;
+        test_spin(&t->x, t->cost * 200);
 }
 
 static void cb(void *data, lbomp_id_t id, void *arg)

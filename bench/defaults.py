@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import BASELINES, WORKLOADS  # noqa: E402
+from runner import BASELINES, WORKLOADS, probe  # noqa: E402
 
 
 def strip_period(args):
@@ -67,6 +67,9 @@ def main():
     ap.add_argument("--variants", default="default,LBOMP_STEAL=off,LBOMP_STEAL=all",
                     help="comma-separated: default, or LBOMP_X=value[+LBOMP_Y=value]")
     ap.add_argument("--csv", help="write every run here")
+    ap.add_argument("--by-face", action="store_true",
+                    help="also one table per face, of the repeats whose probes before and after "
+                    "agree (near < 1.5 ≤ far)")
     a = ap.parse_args()
     variants = a.variants.split(",")
     names = [w for w in WORKLOADS if not a.only or w in a.only]
@@ -74,6 +77,7 @@ def main():
     rows = []
     total = a.repeats * len(names) * (len(variants) + len(BASELINES))
     done = 0
+    probes = [probe(a)]  # the machine's face (runner.probe) before repeat 1 and after each
     for r in range(a.repeats):
         for w in names:
             binary, quick, full = WORKLOADS[w]
@@ -96,37 +100,57 @@ def main():
                     sys.exit(f"\nbench/defaults.py: FAILED ({p.returncode}): {' '.join(cmd)}\n"
                              f"{p.stderr}")
                 d = json.loads(p.stdout.strip().splitlines()[-1])
-                rows.append(dict(workload=w, variant=v, repeat=r, total_s=d["total_s"],
+                rows.append(dict(workload=w, variant=v, repeat=r, probe=probes[-1],
+                                 total_s=d["total_s"],
                                  checksum=d["checksum"], stolen=d.get("stolen", 0),
                                  migrations=d.get("migrations", 0),
                                  command=" ".join(cmd) if v in BASELINES else " ".join(
                                      [f"{k}={x}" for k, x in variant_env(v).items()] + cmd)))
+        probes.append(probe(a))
+        for x in rows:
+            if x["repeat"] == r:
+                x["probe_after"] = probes[-1]
     sys.stderr.write("\r" + " " * 80 + "\r")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             wr = csv.DictWriter(f, fieldnames=list(rows[0]))
             wr.writeheader()
             wr.writerows(rows)
+    bad = sorted({w for w in names
+                  if len({x["checksum"] for x in rows if x["workload"] == w}) != 1})
+    print(f"face probe (omp-dynamic ÷ omp-static median step, balanced 1 MiB memtask) before "
+          f"repeat 1 and after each: {', '.join('–' if x is None else f'{x:.2f}' for x in probes)}"
+          "\n")
+    table(rows, names, variants, f"{a.repeats} interleaved repeats")
+    if a.by_face:
+        face = lambda x: None if x is None else "far" if x >= 1.5 else "near"
+        for f in ("near", "far"):
+            rs = [x for x in rows if face(x["probe"]) == f and face(x["probe_after"]) == f]
+            reps = sorted({x["repeat"] for x in rs})
+            if reps:
+                print(f"\nface {f}:\n")
+                table(rs, names, variants, f"the {len(reps)} repeats in face {f} "
+                      f"({', '.join(str(r + 1) for r in reps)})")
+    print(f"\n{a.threads} threads{', quick sizes' if a.quick else ''}; checksums "
+          f"{'all equal' if not bad else 'DIFFER in ' + ', '.join(bad)}")
+    sys.exit(1 if bad else 0)
+
+
+def table(rows, names, variants, what):
+    """One Markdown table of medians over rows: each variant's ratio to the best baseline."""
     med = lambda xs: statistics.median(xs)
     head = "| workload | best OpenMP | " + " | ".join(
         f"{v} s (× best)" for v in variants) + " | " + " | ".join(f"{b} s" for b in BASELINES) + " |"
     print(head)
     print("|" + "---|" * (2 + len(variants) + len(BASELINES)))
-    bad = []
     for w in names:
         rs = [x for x in rows if x["workload"] == w]
-        if len({x["checksum"] for x in rs}) != 1:
-            bad.append(w)
         t = {v: med([x["total_s"] for x in rs if x["variant"] == v]) for v in variants + BASELINES}
         best = min(BASELINES, key=lambda b: t[b])
         cells = [f"{t[v]:.3f} ({t[v] / t[best]:.2f})" for v in variants]
         cells += [f"{t[b]:.3f}" for b in BASELINES]
         print(f"| {w} | {best} | " + " | ".join(cells) + " |")
-    print(f"\n{a.repeats} interleaved repeats, medians, {a.threads} threads"
-          f"{', quick sizes' if a.quick else ''}; checksums "
-          f"{'all equal' if not bad else 'DIFFER in ' + ', '.join(bad)}")
-    sys.exit(1 if bad else 0)
-
+    print(f"\n{what}, medians")
 
 if __name__ == "__main__":
     main()

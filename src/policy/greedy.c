@@ -174,7 +174,6 @@ struct mode {
         double beta;     /* > 0: a worker's key for a task adds beta × Σ link bytes × distance to
                             the task's neighbours placed on other workers (GreedyCommLB) */
         uint8_t *placed; /* [T] greedy-comm: neighbours already placed */
-        uint32_t moved;  /* tasks given another worker */
 };
 
 /* Link cost of task t on worker w (global id): beta × Σ over its placed neighbours on other
@@ -360,14 +359,14 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                fetch_ahead(s, dest, tasks, k, ntasks, m || !multi, !sc);
+                fetch_ahead(s, dest, tasks, k, ntasks, (m && m->stay > 0) || !multi, !sc);
                 double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
                 uint32_t r = UINT32_MAX;
-                if (m) {
+                if (m && m->stay > 0) {
                         uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
-                        if (m->stay > 0 && ci < P && workers[ci] == cur &&
+                        if (ci < P && workers[ci] == cur &&
                             load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
                                 r = ci; /* greedy-refine: stay while under the bound */
                 }
@@ -400,11 +399,8 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                 }
                 dest[t] = workers[r];
                 load[r] += speed ? c / speed[dest[t]] : c; /* lbomp__time_on */
-                if (m) {
-                        m->moved += dest[t] != s->worker[t];
-                        if (m->stay > 0 && load[r] > m->stay)
-                                m->stay = load[r];
-                }
+                if (m && m->stay > 0 && load[r] > m->stay)
+                        m->stay = load[r];
                 uint64_t xk = key_bits(load[r]), xi = (uint64_t)r << 32;
                 uint32_t v = L + r;
                 tree[v] = (struct wnode){.key = xk, .it = xi};
@@ -523,7 +519,6 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
                 dest[t] = workers[g.h[r].i];
                 g.h[r].load += lbomp__time_on(s, dest[t], c);
                 if (m) {
-                        m->moved += dest[t] != cur;
                         if (m->stay > 0 && g.h[r].load > m->stay)
                                 m->stay = g.h[r].load;
                         if (comm)

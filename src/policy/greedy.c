@@ -243,15 +243,17 @@ static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest
  * finds these gives the same plan, and a winner tree finds them faster than the heap: updating a
  * leaf replays its path to the root (14 levels for 16,384 workers), each level one comparison
  * with the sibling, whose address does not depend on the comparisons before, so the loads of a
- * path overlap where a heap's wait for each other. Keys are the loads' bits (every load ≥ +0),
+ * path overlap where a heap's wait for each other. Keys are the loads' bits + 1 (every load ≥ +0),
  * ties by the lower index; padding leaves never win. The tie bit: another leaf below has the
  * winner's key. More than 63 tied with the task's worker not among them: the tree gives up (1)
  * and the caller goes on with its heap, which the tree left as it was. A node is two words, the
- * key and index << 32 | tie bit, compared as one 128-bit integer where the compiler has one (a
- * compare and a subtract with borrow: each level of the replay waits on about half the time of
- * the three-field comparison; the tie bit never decides, indices being distinct). On one node the
- * tie bits are not kept up (the task's own worker is then checked directly, the one tie that
- * matters there): a level waits on the comparison alone.
+ * key and index << 32 | tie bit. Leaves lie in index order, so between equal keys the left
+ * subtree's winner is the lower index: a level of the replay compares keys alone, the sibling's
+ * lowered by one when the sibling is on the left (the +1 keeps that a key), one 64-bit compare and
+ * two conditional moves on the path from one task to the next. The root stays in registers from
+ * task to task, and the load of the least loaded is its key: no load[] read waits between them. On
+ * one node the tie bits are not kept up (the task's own worker is then checked directly, the one
+ * tie that matters there; its leaf is fetched ahead): a level waits on the comparison alone.
  */
 struct wnode {
         uint64_t key;
@@ -267,13 +269,24 @@ struct wnode {
 #define UNPREDICTABLE(x) (x)
 #endif
 
-/* Keeps two words in general registers: GCC 12 would otherwise move the pair as one vector and
- * select it with a branch, mispredicted half of the time. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
-#define IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+/* (*xk, *xi) = (sk, si) when b < *xk: a conditional move, which GCC 12 turns into a branch
+ * mispredicted half of the time whatever the hints, so written out where the instruction set is
+ * known. */
+static inline void take_below(uint64_t b, uint64_t sk, uint64_t si, uint64_t *xk, uint64_t *xi)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+        __asm__("cmpq %[x], %[b]\n\t"
+                "cmovbq %[sk], %[x]\n\t"
+                "cmovbq %[si], %[i]"
+                : [x] "+r"(*xk), [i] "+r"(*xi)
+                : [b] "r"(b), [sk] "r"(sk), [si] "r"(si)
+                : "cc");
 #else
-#define IN_REGISTERS(a, b) ((void)0)
+        bool take = UNPREDICTABLE(b < *xk);
+        *xk = take ? sk : *xk;
+        *xi = take ? si : *xi;
 #endif
+}
 
 #define WIDX(n) ((uint32_t)((n).it >> 32))
 #define WTIE(n) ((uint32_t)(n).it & 1)
@@ -296,11 +309,20 @@ static inline bool wbetter(const struct wnode *a, const struct wnode *b)
         return wless(a->key, a->it, b->key, b->it);
 }
 
-static uint64_t key_bits(double load)
+/* A load's key: its bits + 1 (≥ 1, so that a key lowered by one stays a key), and back. */
+static inline uint64_t key_of(double load)
 {
         uint64_t u;
         memcpy(&u, &load, sizeof u);
-        return u;
+        return u + 1;
+}
+
+static inline double load_of(uint64_t key)
+{
+        double d;
+        key -= 1;
+        memcpy(&d, &key, sizeof d);
+        return d;
 }
 
 #define TIED_MAX 63 /* tied workers pick()'s bounded walk is sure to see */
@@ -327,19 +349,14 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
         while (L < P)
                 L *= 2;
         struct wnode *tree = malloc(2 * (size_t)L * sizeof *tree);
-        double *load = malloc((size_t)P * sizeof *load);
-        if (!tree || !load) {
-                free(tree);
-                free(load);
+        if (!tree)
                 return -ENOMEM;
-        }
-        for (uint32_t i = 0; i < L; i++) {
-                if (i < P)
-                        load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+        for (uint32_t i = 0; i < L; i++)
+                /* a -0 becomes +0: the same load to every use */
                 tree[L + i] =
-                        i < P ? (struct wnode){.key = key_bits(load[i]), .it = (uint64_t)i << 32}
+                        i < P ? (struct wnode){.key = key_of(load0[i] + 0.0),
+                                               .it = (uint64_t)i << 32}
                               : (struct wnode){.key = UINT64_MAX, .it = (uint64_t)UINT32_MAX << 32};
-        }
         for (uint32_t v = L; v-- > 1;) {
                 const struct wnode *l = &tree[2 * v], *r = &tree[2 * v + 1];
                 tree[v] = wbetter(l, r) ? *l : *r;
@@ -356,32 +373,42 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
         if (unit)
                 speed = NULL;
         uint32_t tied[TIED_MAX + 1];
+        uint64_t rk = tree[1].key, ri = tree[1].it; /* the root, in registers from task to task */
+        bool stay = m && m->stay > 0;               /* greedy-refine */
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                fetch_ahead(s, dest, tasks, k, ntasks, (m && m->stay > 0) || !multi, !sc);
+                fetch_ahead(s, dest, tasks, k, ntasks, stay || !multi, !sc);
+                if (!multi && k + AHEAD / 2 < ntasks) {
+                        /* the leaf of its worker, which the tie check below reads */
+                        uint32_t cur = s->worker[tasks[k + AHEAD / 2]];
+                        uint32_t ci = local ? local[cur] : cur;
+                        if (ci < P)
+                                PREFETCH(&tree[L + ci]);
+                }
                 double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
                 uint32_t r = UINT32_MAX;
-                if (m && m->stay > 0) {
+                if (stay) {
                         uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
                         if (ci < P && workers[ci] == cur &&
-                            load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
+                            load_of(tree[L + ci].key) + lbomp__time_on(s, cur, c) <= m->stay)
                                 r = ci; /* greedy-refine: stay while under the bound */
                 }
+                uint64_t lk = rk; /* r's key: the root's, unless r is another leaf */
                 if (r == UINT32_MAX) {
-                        r = WIDX(tree[1]); /* the least loaded, lowest index among the tied */
+                        r = (uint32_t)(ri >> 32); /* the least loaded, lowest index among tied */
                         /* Without a tie, the task's worker can have the least load only by being
                          * r: on several nodes its worker is read only when another leaf ties with
                          * r; on one, the tree keeps no tie bits (see below) and always reads it. */
-                        if (!multi || WTIE(tree[1])) {
+                        if (!multi || (ri & 1)) {
                                 uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
                                 bool here = ci < P && workers[ci] == cur;
-                                if (here && load[ci] == load[r]) {
+                                if (here && tree[L + ci].key == rk) {
                                         r = ci;     /* tied with it: the task keeps its worker */
                                 } else if (multi) { /* the nearest of the tied */
-                                        uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
+                                        uint32_t n = tied_leaves(tree, L, 1, rk, tied, 0);
                                         if (n > TIED_MAX) {
                                                 rc = 1; /* the heap's layout decides: give up */
                                                 break;
@@ -396,36 +423,34 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                                         }
                                 }
                         }
+                } else {
+                        lk = tree[L + r].key;
                 }
                 dest[t] = workers[r];
-                load[r] += speed ? c / speed[dest[t]] : c; /* lbomp__time_on */
-                if (m && m->stay > 0 && load[r] > m->stay)
-                        m->stay = load[r];
-                uint64_t xk = key_bits(load[r]), xi = (uint64_t)r << 32;
+                double load = load_of(lk) + (speed ? c / speed[dest[t]] : c); /* lbomp__time_on */
+                if (stay && load > m->stay)
+                        m->stay = load;
+                uint64_t xk = key_of(load), xi = (uint64_t)r << 32;
                 uint32_t v = L + r;
                 tree[v] = (struct wnode){.key = xk, .it = xi};
                 if (!multi) { /* one node: no tie bits, a level waits on one comparison alone */
                         for (; v > 1; v /= 2) {
                                 uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
-                                bool take = UNPREDICTABLE(wless(sk, si, xk, xi));
-                                xk = take ? sk : xk;
-                                xi = take ? si : xi;
-                                IN_REGISTERS(xk, xi);
+                                take_below(sk - (v & 1), sk, si, &xk, &xi);
                                 tree[v / 2] = (struct wnode){.key = xk, .it = xi};
                         }
-                        continue;
+                } else { /* without branches: either side wins half the time */
+                        for (; v > 1; v /= 2) {
+                                uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
+                                uint64_t eq = sk == xk;
+                                take_below(sk - (v & 1), sk, si, &xk, &xi);
+                                xi |= eq;
+                                tree[v / 2] = (struct wnode){.key = xk, .it = xi};
+                        }
                 }
-                for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
-                        uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
-                        uint64_t eq = sk == xk;
-                        bool take = wless(sk, si, xk, xi);
-                        xk = take ? sk : xk;
-                        xi = (take ? si : xi) | eq;
-                        tree[v / 2] = (struct wnode){.key = xk, .it = xi};
-                }
+                rk = xk, ri = xi;
         }
         free(tree);
-        free(load);
         return rc;
 }
 

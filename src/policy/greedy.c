@@ -343,7 +343,7 @@ static uint32_t tied_leaves(const struct wnode *tree, uint32_t L, uint32_t v, ui
 
 static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
                        uint32_t ntasks, const uint32_t *workers, const uint32_t *local, uint32_t P,
-                       const double *load0, uint32_t *dest, struct mode *m)
+                       const double *load0, uint32_t *dest, struct mode *m, double *out)
 {
         uint32_t L = 1;
         while (L < P)
@@ -450,7 +450,259 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                 }
                 rk = xk, ri = xi;
         }
+        for (uint32_t i = 0; out && i < P; i++) /* the loads at the end, for the caller */
+                out[i] = load_of(tree[L + i].key);
         free(tree);
+        return rc;
+}
+
+/*
+ * Rounds instead of the tree, where greedy's pass has the structure of LPT (Graham's longest
+ * processing time first). With the loads sorted by (load, index), the next P tasks go to the
+ * workers in that order as long as each leaves its worker above the heaviest load of the round's
+ * start: every load a task makes is then above every load still to be taken, so the least loaded
+ * is always the next in the order, the tree's choice. With the costs heaviest first that is the
+ * usual case once each worker has a task (a round's costs exceed the spread of the loads they
+ * meet), and a task costs a comparison and a store, where the tree replays log2 P levels. A task
+ * that leaves its worker below goes back into the order in its place (a worker a task behind the
+ * others, as when a round starts off by one); loads tied for the least are settled by the tree's
+ * rules (settle_tie). The round's new loads, sorted, are the next round's order: LPT makes them
+ * fall about as the costs do, so they sort by a reversal, one bucket pass and insertion (zsort).
+ * Past TIED_MAX + 1 tied, or too many moves back into the order, the tree takes a stretch of
+ * tasks (twice as long each time) from the loads so far and gives the same plan; where it gives
+ * up on ties, so does this.
+ */
+struct zent {
+        uint64_t key; /* the load's key (key_of) */
+        uint64_t i;   /* local index */
+};
+
+static inline bool zless(const struct zent *a, const struct zent *b)
+{
+        return wless(a->key, a->i, b->key, b->i);
+}
+
+static int by_zent(const void *a, const void *b)
+{
+        return zless(a, b) ? -1 : zless(b, a);
+}
+
+#define ZBITS 16 /* bucket bits of the sort of a round, at most */
+
+static int by_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return (x > y) - (x < y);
+}
+
+/*
+ * v[0..n) ascending by (key, index), the indices those of 0..n-1, with tmp as large. Each entry
+ * packs into one integer, (key - least key) << index bits | index, whose order is the entries'
+ * (a round's loads span a few dozen bits; wider, the library sort takes them as entries). Mostly
+ * falling, as LPT makes a round's loads, the items are reversed first; then, unless nearly
+ * sorted, they are scattered by their top bits into about two buckets an item, and insertion
+ * finishes (past eight moves an item on average the library sort does).
+ */
+static void zsort(struct zent *v, struct zent *tmp, uint32_t n, uint32_t *cnt)
+{
+        uint32_t up = 0, down = 0;
+        uint64_t lo = n ? v[0].key : 0, hi = lo;
+        for (uint32_t i = 1; i < n; i++) {
+                bool d = zless(&v[i], &v[i - 1]);
+                down += d;
+                up += !d;
+                lo = v[i].key < lo ? v[i].key : lo;
+                hi = v[i].key > hi ? v[i].key : hi;
+        }
+        if (down > up) { /* mostly falling: reversed, mostly rising */
+                for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
+                        struct zent x = v[i];
+                        v[i] = v[j];
+                        v[j] = x;
+                }
+                uint32_t x = up;
+                up = down;
+                down = x;
+        }
+        if (!down)
+                return;
+        unsigned ib = 1, kb = 0;
+        while (ib < 32 && (uint64_t)(n - 1) >> ib)
+                ib++;
+        while (kb < 64 && (hi - lo) >> kb)
+                kb++;
+        if (kb + ib > 64) {
+                qsort(v, n, sizeof *v, by_zent);
+                return;
+        }
+        uint64_t *p = (uint64_t *)(void *)tmp, *q = p + n, mask = (UINT64_C(1) << ib) - 1;
+        for (uint32_t i = 0; i < n; i++)
+                p[i] = (v[i].key - lo) << ib | v[i].i;
+        if (down > n / 8) { /* buckets by the top bits first */
+                unsigned bits = 1, pb = kb + ib;
+                while (bits < ZBITS && (1u << bits) < 2 * n)
+                        bits++;
+                unsigned shift = pb > bits ? pb - bits : 0;
+                memset(cnt, 0, ((1u << bits) + 1) * sizeof *cnt);
+                for (uint32_t i = 0; i < n; i++)
+                        cnt[(p[i] >> shift) + 1]++;
+                for (uint32_t d = 1; d <= (1u << bits); d++)
+                        cnt[d] += cnt[d - 1];
+                for (uint32_t i = 0; i < n; i++)
+                        q[cnt[p[i] >> shift]++] = p[i];
+                uint64_t *x = p;
+                p = q;
+                q = x;
+        }
+        uint64_t moves = 0, budget = 8 * (uint64_t)n;
+        for (uint32_t i = 1; i < n && moves <= budget; i++) { /* insertion: a few places each */
+                uint64_t x = p[i];
+                uint32_t j = i;
+                for (; j > 0 && x < p[j - 1]; j--)
+                        p[j] = p[j - 1];
+                p[j] = x;
+                moves += i - j;
+        }
+        if (moves > budget)
+                qsort(p, n, sizeof *p, by_u64);
+        for (uint32_t i = 0; i < n; i++)
+                v[i] = (struct zent){.key = lo + (p[i] >> ib), .i = p[i] & mask};
+}
+
+/*
+ * Workers tied for the least load, a[0] and those after it with its key (n entries from a[0]):
+ * the one task t goes to first, by the tree's rules, the task's worker, else on several nodes the
+ * nearest, then the lowest index. False when more than TIED_MAX tie: the tree takes over (it
+ * keeps the task's worker if tied, else on several nodes gives up there, to the heap).
+ */
+static bool settle_tie(const struct lbomp__snap *s, uint32_t t, const uint32_t *workers,
+                       const uint32_t *local, uint32_t P, struct zent *a, uint32_t n)
+{
+        uint32_t e = 1;
+        while (e < n && a[e].key == a[0].key)
+                if (++e > TIED_MAX) /* as many as the tree gives up on */
+                        return false;
+        uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, q = 0;
+        bool here = ci < P && workers[ci] == cur, found = false;
+        for (uint32_t i = 0; here && i < e && !found; i++)
+                if (a[i].i == ci)
+                        q = i, found = true;
+        if (!found && s->nnodes >= 2) {
+                int32_t tn = lbomp__task_node(s, t), nn = (int32_t)s->nnodes;
+                double bestd = s->dist[tn * nn + s->wnode[workers[a[0].i]]];
+                for (uint32_t i = 1; i < e; i++) { /* in index order: the first nearest */
+                        double d = s->dist[tn * nn + s->wnode[workers[a[i].i]]];
+                        if (d < bestd)
+                                q = i, bestd = d;
+                }
+        }
+        struct zent x = a[q]; /* to the front, the others in their order after it */
+        memmove(&a[1], &a[0], q * sizeof *a);
+        a[0] = x;
+        return true;
+}
+
+static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
+                      uint32_t ntasks, const uint32_t *workers, const uint32_t *local, uint32_t P,
+                      const double *load0, uint32_t *dest, struct mode *m)
+{
+        if (m && m->stay > 0) /* greedy-refine: tasks stay off the order */
+                return assign_tree(s, tasks, sc, ntasks, workers, local, P, load0, dest, m, NULL);
+        double *load = malloc((size_t)P * sizeof *load);
+        struct zent *mem = malloc(3 * (size_t)P * sizeof *mem);
+        uint32_t *cnt = malloc(((1u << ZBITS) + 1) * sizeof *cnt); /* the sort's buckets */
+        if (!load || !mem || !cnt) {
+                free(load);
+                free(mem);
+                free(cnt);
+                return -ENOMEM;
+        }
+        struct zent *a = mem, *b = mem + P, *tmp = mem + 2 * P;
+        for (uint32_t i = 0; i < P; i++)
+                load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+        const double *speed = s->speed;   /* NULL when every speed is 1, as in assign_tree */
+        bool unit = true;
+        for (uint32_t i = 0; speed && unit && i < P; i++)
+                unit = speed[workers[i]] == 1.0;
+        if (unit)
+                speed = NULL;
+        uint32_t k = 0, stretch = P;
+        bool sorted = false; /* a holds the order of the loads */
+        int rc = 0;
+        while (k < ntasks) {
+                if (!sorted) {
+                        for (uint32_t i = 0; i < P; i++)
+                                a[i] = (struct zent){.key = key_of(load[i]), .i = i};
+                        zsort(a, tmp, P, cnt);
+                }
+                uint32_t j = 0, nb = 0;
+                uint64_t moved = 0; /* entries moved down this round */
+                {
+                        uint64_t top = a[P - 1].key;
+                        for (; k < ntasks && j < P; k++) {
+                                uint32_t t = tasks[k];
+                                fetch_ahead(s, dest, tasks, k, ntasks, false, !sc);
+                                double c = sc ? sc[k] : s->cost[t];
+                                if (!(c > 0))
+                                        continue; /* free tasks stay (dest holds their worker) */
+                                if (j + 1 < P && a[j + 1].key == a[j].key &&
+                                    !settle_tie(s, t, workers, local, P, a + j, P - j))
+                                        break; /* a long tie: the tree decides */
+                                uint32_t w = (uint32_t)a[j].i;
+                                double x = load_of(a[j].key) +
+                                           (speed ? c / speed[workers[w]] : c); /* time_on */
+                                struct zent e = {.key = key_of(x), .i = w};
+                                if (e.key > top) {
+                                        dest[t] = workers[w];
+                                        b[nb++] = e;
+                                        j++;
+                                        continue;
+                                }
+                                /* Not above the round's loads (a worker a task behind the others,
+                                 * as where a round starts off by one): back among them, in its
+                                 * place, the ones below it moved down one into the slot it left. */
+                                uint32_t lo = j + 1, hi = P; /* the first above it */
+                                while (lo < hi) {
+                                        uint32_t mid = lo + (hi - lo) / 2;
+                                        if (zless(&a[mid], &e))
+                                                lo = mid + 1;
+                                        else
+                                                hi = mid;
+                                }
+                                if ((moved += lo - j) > 2 * (uint64_t)P)
+                                        break; /* too many moves: the tree decides */
+                                dest[t] = workers[w];
+                                memmove(&a[j], &a[j + 1], (lo - j - 1) * sizeof *a);
+                                a[lo - 1] = e;
+                        }
+                        if (j == P) { /* the round done: its new loads are the next order */
+                                zsort(b, tmp, P, cnt);
+                                struct zent *x = a;
+                                a = b;
+                                b = x;
+                                sorted = true;
+                                continue;
+                        }
+                }
+                if (k == ntasks)
+                        break;
+                /* Ties, or a task the order cannot place: the tree takes a stretch of tasks. */
+                for (uint32_t e = j; e < P; e++)
+                        load[a[e].i] = load_of(a[e].key);
+                for (uint32_t e = 0; e < nb; e++)
+                        load[b[e].i] = load_of(b[e].key);
+                uint32_t n = ntasks - k < stretch ? ntasks - k : stretch;
+                rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, n, workers, local, P, load, dest,
+                                 m, load);
+                if (rc != 0)
+                        break;
+                k += n;
+                stretch = stretch > UINT32_MAX / 2 ? stretch : 2 * stretch;
+                sorted = false;
+        }
+        free(load);
+        free(mem);
+        free(cnt);
         return rc;
 }
 
@@ -513,8 +765,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
                                         hload[i] = g.h[g.pos[i]].load;
                                 l0 = hload;
                         }
-                        rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, ntasks - k, workers,
-                                         local, P, l0, dest, m);
+                        rc = assign_zip(s, tasks + k, sc ? sc + k : NULL, ntasks - k, workers,
+                                        local, P, l0, dest, m);
                         if (rc <= 0)
                                 break; /* done, or out of memory */
                         rc = 0;

@@ -6,7 +6,9 @@
  * nothing stays where it is, and a plan that would not lower the maximum is not made. O(T) for
  * the radix sort + O(T log P) for the heap, which a winner tree replaces wherever the heap's
  * layout cannot change the plan (assign_tree: one node, or no tie it cannot settle), the same
- * plan at about half the time for a million tasks. Loads are predicted times: a task of cost c adds
+ * plan at about half the time for a million tasks, and LPT's rounds replace the tree where they
+ * can (assign_zip: P tasks at a time in the order of the loads, one sort of P loads a round), the
+ * same plan again at about half the tree's time. Loads are predicted times: a task of cost c adds
  * c / speed to its worker's key, so a worker twice as fast takes twice the work (the heap holds
  * the least loaded in time, not the earliest finish of each task: with many tasks per worker the
  * two agree within a task). The same pass makes greedy-refine (GreedyRefineLB: a
@@ -467,27 +469,21 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
  * that leaves its worker below goes back into the order in its place (a worker a task behind the
  * others, as when a round starts off by one); loads tied for the least are settled by the tree's
  * rules (settle_tie). The round's new loads, sorted, are the next round's order: LPT makes them
- * fall about as the costs do, so they sort by a reversal, one bucket pass and insertion (zsort).
- * Past TIED_MAX + 1 tied, or too many moves back into the order, the tree takes a stretch of
- * tasks (twice as long each time) from the loads so far and gives the same plan; where it gives
- * up on ties, so does this.
+ * fall about as the costs do, so they sort by a reversal, bucket passes and insertion (zsort), on
+ * items packed as they come. Past TIED_MAX tied, a load too far above the round's to pack, or too
+ * many moves back into the order, the tree takes a stretch of tasks (twice as long each time)
+ * from the loads so far and gives the same plan; where it gives up on ties, so does this.
  */
-struct zent {
-        uint64_t key; /* the load's key (key_of) */
-        uint64_t i;   /* local index */
+/* The order of a round: each worker packed into one integer, (key - base) << ib | index, whose
+ * order is the order by (load, index); a round's loads span a few dozen bits. */
+struct zorder {
+        uint64_t *p;
+        uint64_t base, mask;
+        unsigned ib;
 };
 
-static inline bool zless(const struct zent *a, const struct zent *b)
-{
-        return wless(a->key, a->i, b->key, b->i);
-}
-
-static int by_zent(const void *a, const void *b)
-{
-        return zless(a, b) ? -1 : zless(b, a);
-}
-
-#define ZBITS 16 /* bucket bits of the sort of a round, at most */
+#define ZBITS 12   /* bucket bits of the sort of a round, at most */
+#define ZLSD  4096 /* more items: two passes of 11 bits */
 
 static int by_u64(const void *a, const void *b)
 {
@@ -496,64 +492,74 @@ static int by_u64(const void *a, const void *b)
 }
 
 /*
- * v[0..n) ascending by (key, index), the indices those of 0..n-1, with tmp as large. Each entry
- * packs into one integer, (key - least key) << index bits | index, whose order is the entries'
- * (a round's loads span a few dozen bits; wider, the library sort takes them as entries). Mostly
- * falling, as LPT makes a round's loads, the items are reversed first; then, unless nearly
- * sorted, they are scattered by their top bits into about two buckets an item, and insertion
- * finishes (past eight moves an item on average the library sort does).
+ * Sorts v[0..n), packed items whose least and largest are lo and hi, with its descents and
+ * ascents counted as the items came; returns where the result is, v or tmp (as large). Mostly
+ * falling, as LPT makes a round's loads, the items are taken from the end; unless then nearly
+ * sorted, they are scattered by their top bits, into about two buckets an item, or for more than
+ * ZLSD items by two passes of 11 bits (counters that stay in the first-level cache, where 32,768
+ * buckets for 16,384 items did not), and insertion finishes, a place or two at most for most
+ * items (past eight moves an item on average the library sort does).
  */
-static void zsort(struct zent *v, struct zent *tmp, uint32_t n, uint32_t *cnt)
+static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint64_t lo, uint64_t hi,
+                       uint32_t down, uint32_t up, uint32_t *cnt)
 {
-        uint32_t up = 0, down = 0;
-        uint64_t lo = n ? v[0].key : 0, hi = lo;
-        for (uint32_t i = 1; i < n; i++) {
-                bool d = zless(&v[i], &v[i - 1]);
-                down += d;
-                up += !d;
-                lo = v[i].key < lo ? v[i].key : lo;
-                hi = v[i].key > hi ? v[i].key : hi;
-        }
-        if (down > up) { /* mostly falling: reversed, mostly rising */
+        bool rev = down > up;
+        if (rev)
+                down = up;
+        uint64_t *p = v;
+        if (down > n / 8 && n > ZLSD) { /* two passes of 11 bits over the top 22 */
+                unsigned kb = 0;
+                while (kb < 64 && (hi - lo) >> kb)
+                        kb++;
+                unsigned sh = kb > 22 ? kb - 22 : 0;
+                uint32_t *c0 = cnt, *c1 = cnt + 2048;
+                memset(cnt, 0, 2 * 2048 * sizeof *cnt);
+                for (uint32_t i = 0; i < n; i++) {
+                        uint64_t d = (v[i] - lo) >> sh;
+                        c0[d & 2047]++;
+                        c1[(d >> 11) & 2047]++;
+                }
+                for (uint32_t d = 0, s0 = 0, s1 = 0; d < 2048; d++) {
+                        uint32_t x0 = c0[d], x1 = c1[d];
+                        c0[d] = s0, c1[d] = s1;
+                        s0 += x0, s1 += x1;
+                }
+                if (rev)
+                        for (uint32_t i = n; i-- > 0;)
+                                tmp[c0[((v[i] - lo) >> sh) & 2047]++] = v[i];
+                else
+                        for (uint32_t i = 0; i < n; i++)
+                                tmp[c0[((v[i] - lo) >> sh) & 2047]++] = v[i];
+                for (uint32_t i = 0; i < n; i++)
+                        v[c1[((tmp[i] - lo) >> sh >> 11) & 2047]++] = tmp[i];
+        } else if (down > n / 8) { /* buckets by the top bits first */
+                unsigned bits = 1, kb = 0;
+                while (kb < 64 && (hi - lo) >> kb)
+                        kb++;
+                while (bits < ZBITS && (1u << bits) < 2 * n)
+                        bits++;
+                unsigned shift = kb > bits ? kb - bits : 0;
+                memset(cnt, 0, ((1u << bits) + 1) * sizeof *cnt);
+                for (uint32_t i = 0; i < n; i++)
+                        cnt[((v[i] - lo) >> shift) + 1]++;
+                for (uint32_t d = 1; d <= (1u << bits); d++)
+                        cnt[d] += cnt[d - 1];
+                if (rev)
+                        for (uint32_t i = n; i-- > 0;)
+                                tmp[cnt[(v[i] - lo) >> shift]++] = v[i];
+                else
+                        for (uint32_t i = 0; i < n; i++)
+                                tmp[cnt[(v[i] - lo) >> shift]++] = v[i];
+                p = tmp;
+        } else if (rev) {
                 for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
-                        struct zent x = v[i];
+                        uint64_t x = v[i];
                         v[i] = v[j];
                         v[j] = x;
                 }
-                uint32_t x = up;
-                up = down;
-                down = x;
         }
         if (!down)
-                return;
-        unsigned ib = 1, kb = 0;
-        while (ib < 32 && (uint64_t)(n - 1) >> ib)
-                ib++;
-        while (kb < 64 && (hi - lo) >> kb)
-                kb++;
-        if (kb + ib > 64) {
-                qsort(v, n, sizeof *v, by_zent);
-                return;
-        }
-        uint64_t *p = (uint64_t *)(void *)tmp, *q = p + n, mask = (UINT64_C(1) << ib) - 1;
-        for (uint32_t i = 0; i < n; i++)
-                p[i] = (v[i].key - lo) << ib | v[i].i;
-        if (down > n / 8) { /* buckets by the top bits first */
-                unsigned bits = 1, pb = kb + ib;
-                while (bits < ZBITS && (1u << bits) < 2 * n)
-                        bits++;
-                unsigned shift = pb > bits ? pb - bits : 0;
-                memset(cnt, 0, ((1u << bits) + 1) * sizeof *cnt);
-                for (uint32_t i = 0; i < n; i++)
-                        cnt[(p[i] >> shift) + 1]++;
-                for (uint32_t d = 1; d <= (1u << bits); d++)
-                        cnt[d] += cnt[d - 1];
-                for (uint32_t i = 0; i < n; i++)
-                        q[cnt[p[i] >> shift]++] = p[i];
-                uint64_t *x = p;
-                p = q;
-                q = x;
-        }
+                return p;
         uint64_t moves = 0, budget = 8 * (uint64_t)n;
         for (uint32_t i = 1; i < n && moves <= budget; i++) { /* insertion: a few places each */
                 uint64_t x = p[i];
@@ -565,8 +571,7 @@ static void zsort(struct zent *v, struct zent *tmp, uint32_t n, uint32_t *cnt)
         }
         if (moves > budget)
                 qsort(p, n, sizeof *p, by_u64);
-        for (uint32_t i = 0; i < n; i++)
-                v[i] = (struct zent){.key = lo + (p[i] >> ib), .i = p[i] & mask};
+        return p;
 }
 
 /*
@@ -576,27 +581,28 @@ static void zsort(struct zent *v, struct zent *tmp, uint32_t n, uint32_t *cnt)
  * keeps the task's worker if tied, else on several nodes gives up there, to the heap).
  */
 static bool settle_tie(const struct lbomp__snap *s, uint32_t t, const uint32_t *workers,
-                       const uint32_t *local, uint32_t P, struct zent *a, uint32_t n)
+                       const uint32_t *local, uint32_t P, const struct zorder *o, uint64_t *a,
+                       uint32_t n)
 {
         uint32_t e = 1;
-        while (e < n && a[e].key == a[0].key)
+        while (e < n && a[e] >> o->ib == a[0] >> o->ib)
                 if (++e > TIED_MAX) /* as many as the tree gives up on */
                         return false;
         uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, q = 0;
         bool here = ci < P && workers[ci] == cur, found = false;
         for (uint32_t i = 0; here && i < e && !found; i++)
-                if (a[i].i == ci)
+                if ((a[i] & o->mask) == ci)
                         q = i, found = true;
         if (!found && s->nnodes >= 2) {
                 int32_t tn = lbomp__task_node(s, t), nn = (int32_t)s->nnodes;
-                double bestd = s->dist[tn * nn + s->wnode[workers[a[0].i]]];
+                double bestd = s->dist[tn * nn + s->wnode[workers[a[0] & o->mask]]];
                 for (uint32_t i = 1; i < e; i++) { /* in index order: the first nearest */
-                        double d = s->dist[tn * nn + s->wnode[workers[a[i].i]]];
+                        double d = s->dist[tn * nn + s->wnode[workers[a[i] & o->mask]]];
                         if (d < bestd)
                                 q = i, bestd = d;
                 }
         }
-        struct zent x = a[q]; /* to the front, the others in their order after it */
+        uint64_t x = a[q]; /* to the front, the others in their order after it */
         memmove(&a[1], &a[0], q * sizeof *a);
         a[0] = x;
         return true;
@@ -609,7 +615,7 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
         if (m && m->stay > 0) /* greedy-refine: tasks stay off the order */
                 return assign_tree(s, tasks, sc, ntasks, workers, local, P, load0, dest, m, NULL);
         double *load = malloc((size_t)P * sizeof *load);
-        struct zent *mem = malloc(3 * (size_t)P * sizeof *mem);
+        uint64_t *mem = malloc(3 * (size_t)P * sizeof *mem);       /* order, new loads, scratch */
         uint32_t *cnt = malloc(((1u << ZBITS) + 1) * sizeof *cnt); /* the sort's buckets */
         if (!load || !mem || !cnt) {
                 free(load);
@@ -617,7 +623,12 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                 free(cnt);
                 return -ENOMEM;
         }
-        struct zent *a = mem, *b = mem + P, *tmp = mem + 2 * P;
+        unsigned ib = 1;
+        while (ib < 32 && (uint64_t)(P - 1) >> ib)
+                ib++;
+        uint64_t mask = (UINT64_C(1) << ib) - 1;
+        struct zorder o = {.p = mem, .mask = mask, .ib = ib};
+        uint64_t *b = mem + P, *tmp = mem + 2 * P;
         for (uint32_t i = 0; i < P; i++)
                 load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
         const double *speed = s->speed;   /* NULL when every speed is 1, as in assign_tree */
@@ -627,70 +638,107 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
         if (unit)
                 speed = NULL;
         uint32_t k = 0, stretch = P;
-        bool sorted = false; /* a holds the order of the loads */
+        bool sorted = false; /* o holds the order of the loads */
         int rc = 0;
         while (k < ntasks) {
-                if (!sorted) {
-                        for (uint32_t i = 0; i < P; i++)
-                                a[i] = (struct zent){.key = key_of(load[i]), .i = i};
-                        zsort(a, tmp, P, cnt);
-                }
                 uint32_t j = 0, nb = 0;
-                uint64_t moved = 0; /* entries moved down this round */
-                {
-                        uint64_t top = a[P - 1].key;
+                uint64_t bbase = 0; /* the base of b's items */
+                if (!sorted) {      /* the order from load[] */
+                        uint64_t lo = UINT64_MAX, hi = 0;
+                        for (uint32_t i = 0; i < P; i++) {
+                                uint64_t key = key_of(load[i]);
+                                lo = key < lo ? key : lo;
+                                hi = key > hi ? key : hi;
+                        }
+                        if (((hi - lo) >> (64 - ib)) == 0) {
+                                uint64_t plo = UINT64_MAX, phi = 0;
+                                uint32_t down = 0;
+                                for (uint32_t i = 0; i < P; i++) {
+                                        b[i] = (key_of(load[i]) - lo) << ib | i;
+                                        plo = b[i] < plo ? b[i] : plo;
+                                        phi = b[i] > phi ? b[i] : phi;
+                                        down += i && b[i] < b[i - 1];
+                                }
+                                uint64_t *r = zsort(b, tmp, P, plo, phi, down, P - 1 - down, cnt);
+                                uint64_t *x = o.p;
+                                o.p = r, o.base = lo;
+                                if (r == b)
+                                        b = x;
+                                else
+                                        tmp = x;
+                                sorted = true;
+                        }
+                }
+                if (sorted) {
+                        uint64_t *a = o.p, base = o.base;
+                        uint64_t top = base + (a[P - 1] >> ib), lo = UINT64_MAX, hi = 0;
+                        uint64_t moved = 0; /* entries moved down this round */
+                        uint32_t down = 0, up = 0;
+                        bbase = top + 1; /* every new load of the round is above top */
                         for (; k < ntasks && j < P; k++) {
                                 uint32_t t = tasks[k];
                                 fetch_ahead(s, dest, tasks, k, ntasks, false, !sc);
                                 double c = sc ? sc[k] : s->cost[t];
                                 if (!(c > 0))
                                         continue; /* free tasks stay (dest holds their worker) */
-                                if (j + 1 < P && a[j + 1].key == a[j].key &&
-                                    !settle_tie(s, t, workers, local, P, a + j, P - j))
+                                if (j + 1 < P && a[j + 1] >> ib == a[j] >> ib &&
+                                    !settle_tie(s, t, workers, local, P, &o, a + j, P - j))
                                         break; /* a long tie: the tree decides */
-                                uint32_t w = (uint32_t)a[j].i;
-                                double x = load_of(a[j].key) +
+                                uint32_t w = (uint32_t)(a[j] & mask);
+                                double x = load_of(base + (a[j] >> ib)) +
                                            (speed ? c / speed[workers[w]] : c); /* time_on */
-                                struct zent e = {.key = key_of(x), .i = w};
-                                if (e.key > top) {
+                                uint64_t key = key_of(x);
+                                if (key > top) {
+                                        if ((key - bbase) >> (64 - ib))
+                                                break; /* too far above to pack: the tree */
+                                        uint64_t pe = (key - bbase) << ib | w;
                                         dest[t] = workers[w];
-                                        b[nb++] = e;
+                                        lo = pe < lo ? pe : lo;
+                                        hi = pe > hi ? pe : hi;
+                                        if (nb) {
+                                                bool d = pe < b[nb - 1];
+                                                down += d;
+                                                up += !d;
+                                        }
+                                        b[nb++] = pe;
                                         j++;
                                         continue;
                                 }
                                 /* Not above the round's loads (a worker a task behind the others,
                                  * as where a round starts off by one): back among them, in its
                                  * place, the ones below it moved down one into the slot it left. */
-                                uint32_t lo = j + 1, hi = P; /* the first above it */
-                                while (lo < hi) {
-                                        uint32_t mid = lo + (hi - lo) / 2;
-                                        if (zless(&a[mid], &e))
-                                                lo = mid + 1;
+                                uint64_t pe = (key - base) << ib | w; /* key ≤ top: it fits */
+                                uint32_t l = j + 1, h = P;            /* the first above it */
+                                while (l < h) {
+                                        uint32_t mid = l + (h - l) / 2;
+                                        if (a[mid] < pe)
+                                                l = mid + 1;
                                         else
-                                                hi = mid;
+                                                h = mid;
                                 }
-                                if ((moved += lo - j) > 2 * (uint64_t)P)
+                                if ((moved += l - j) > 2 * (uint64_t)P)
                                         break; /* too many moves: the tree decides */
                                 dest[t] = workers[w];
-                                memmove(&a[j], &a[j + 1], (lo - j - 1) * sizeof *a);
-                                a[lo - 1] = e;
+                                memmove(&a[j], &a[j + 1], (l - j - 1) * sizeof *a);
+                                a[l - 1] = pe;
                         }
                         if (j == P) { /* the round done: its new loads are the next order */
-                                zsort(b, tmp, P, cnt);
-                                struct zent *x = a;
-                                a = b;
-                                b = x;
-                                sorted = true;
+                                uint64_t *r = zsort(b, tmp, P, lo, hi, down, up, cnt);
+                                o.p = r, o.base = bbase;
+                                if (r == b)
+                                        b = a;
+                                else
+                                        tmp = a;
                                 continue;
                         }
+                        for (uint32_t i = j; i < P; i++)
+                                load[a[i] & mask] = load_of(base + (a[i] >> ib));
                 }
                 if (k == ntasks)
                         break;
                 /* Ties, or a task the order cannot place: the tree takes a stretch of tasks. */
-                for (uint32_t e = j; e < P; e++)
-                        load[a[e].i] = load_of(a[e].key);
-                for (uint32_t e = 0; e < nb; e++)
-                        load[b[e].i] = load_of(b[e].key);
+                for (uint32_t i = 0; i < nb; i++)
+                        load[b[i] & mask] = load_of(bbase + (b[i] >> ib));
                 uint32_t n = ntasks - k < stretch ? ntasks - k : stretch;
                 rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, n, workers, local, P, load, dest,
                                  m, load);

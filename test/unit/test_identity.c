@@ -284,7 +284,7 @@ static void test_assign(void)
 }
 
 /* greedy's rounds (LPT's structure, assign_zip) against the reference, where they are long: many
- * tasks a worker on up to 3,000 workers, costs lb_test-graded as the simulator makes them (exact
+ * tasks a worker on up to 8,000 workers, costs lb_test-graded as the simulator makes them (exact
  * ties at each range's low end), from few values (loads tied all along, settled by the tree's
  * rules or handed to the tree), falling steeply (a round's costs below the loads' spread: the
  * rounds hand over to the tree), with equal or random starting loads, speeds, several nodes, and
@@ -292,7 +292,9 @@ static void test_assign(void)
 static void test_rounds(void)
 {
         for (int rep = 0; rep < 48; rep++) {
-                uint32_t P = 1 + below(rep % 4 ? 400 : 3000), T = P * (2 + below(60));
+                uint32_t P =
+                        rep % 4 == 0 ? 4097 + below(4000) : 1 + below(rep % 4 == 1 ? 3000 : 400);
+                uint32_t T = P * (2 + below(rep % 4 == 0 ? 24 : 60));
                 uint32_t N = 1 + below(P < 5 ? P : 5);
                 struct synth y;
                 make(&y, T, P, N, 3, -1, (int)below(4), 0, (int)below(2));

@@ -637,6 +637,9 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                 unit = speed[workers[i]] == 1.0;
         if (unit)
                 speed = NULL;
+        double smax = 0; /* the fastest: a cost takes the least time there */
+        for (uint32_t i = 0; speed && i < P; i++)
+                smax = speed[workers[i]] > smax ? speed[workers[i]] : smax;
         uint32_t k = 0, stretch = P;
         bool sorted = false; /* o holds the order of the loads */
         int rc = 0;
@@ -674,7 +677,16 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                         uint64_t top = base + (a[P - 1] >> ib), lo = UINT64_MAX, hi = 0;
                         uint64_t moved = 0; /* entries moved down this round */
                         uint32_t down = 0, up = 0;
-                        bbase = top + 1; /* every new load of the round is above top */
+                        /* The base of the round's new loads: every one is above top, and at
+                         * least the least load plus the cost 2P tasks on (the costs fall), which
+                         * keeps them packable from the second round on, where top + 1 alone
+                         * would not (a load of the second round is twice one of the first). A
+                         * load below the base (costs in another order) goes to the tree. */
+                        uint32_t far = ntasks - k > 2 * P ? k + 2 * P : ntasks - 1;
+                        double cf = sc ? sc[far] : s->cost[tasks[far]];
+                        double least = load_of(base + (a[0] >> ib));
+                        uint64_t lk = key_of(least + (cf > 0 ? (speed ? cf / smax : cf) : 0.0));
+                        bbase = lk > top + 1 ? lk : top + 1;
                         for (; k < ntasks && j < P; k++) {
                                 uint32_t t = tasks[k];
                                 fetch_ahead(s, dest, tasks, k, ntasks, false, !sc);
@@ -689,8 +701,8 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                                            (speed ? c / speed[workers[w]] : c); /* time_on */
                                 uint64_t key = key_of(x);
                                 if (key > top) {
-                                        if ((key - bbase) >> (64 - ib))
-                                                break; /* too far above to pack: the tree */
+                                        if (key < bbase || (key - bbase) >> (64 - ib))
+                                                break; /* not to be packed: the tree */
                                         uint64_t pe = (key - bbase) << ib | w;
                                         dest[t] = workers[w];
                                         lo = pe < lo ? pe : lo;

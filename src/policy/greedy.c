@@ -561,16 +561,21 @@ static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint64_t lo, uint
         if (!down)
                 return p;
         uint64_t moves = 0, budget = 8 * (uint64_t)n;
-        for (uint32_t i = 1; i < n && moves <= budget; i++) { /* insertion: a few places each */
+        for (uint32_t i = 1; i < n;
+             i++) { /* insertion: most items in place, the rest a place or two */
                 uint64_t x = p[i];
+                if (x >= p[i - 1])
+                        continue;
                 uint32_t j = i;
-                for (; j > 0 && x < p[j - 1]; j--)
+                do
                         p[j] = p[j - 1];
+                while (--j > 0 && x < p[j - 1]);
                 p[j] = x;
-                moves += i - j;
+                if ((moves += i - j) > budget) {
+                        qsort(p, n, sizeof *p, by_u64);
+                        break;
+                }
         }
-        if (moves > budget)
-                qsort(p, n, sizeof *p, by_u64);
         return p;
 }
 

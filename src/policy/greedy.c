@@ -560,9 +560,9 @@ static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint64_t lo, uint
         }
         if (!down)
                 return p;
+        /* Insertion: most items in place, the rest a place or two. */
         uint64_t moves = 0, budget = 8 * (uint64_t)n;
-        for (uint32_t i = 1; i < n;
-             i++) { /* insertion: most items in place, the rest a place or two */
+        for (uint32_t i = 1; i < n; i++) {
                 uint64_t x = p[i];
                 if (x >= p[i - 1])
                         continue;

@@ -492,17 +492,23 @@ static int by_u64(const void *a, const void *b)
 }
 
 /*
- * Sorts v[0..n), packed items whose least and largest are lo and hi, with its descents and
- * ascents counted as the items came; returns where the result is, v or tmp (as large). Mostly
+ * Sorts v[0..n), packed items; returns where the result is, v or tmp (as large). Mostly
  * falling, as LPT makes a round's loads, the items are taken from the end; unless then nearly
  * sorted, they are scattered by their top bits, into about two buckets an item, or for more than
  * ZLSD items by two passes of 11 bits (counters that stay in the first-level cache, where 32,768
  * buckets for 16,384 items did not), and insertion finishes, a place or two at most for most
  * items (past eight moves an item on average the library sort does).
  */
-static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint64_t lo, uint64_t hi,
-                       uint32_t down, uint32_t up, uint32_t *cnt)
+static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint32_t *cnt)
 {
+        uint64_t lo = v[0], hi = v[0];
+        uint32_t down = 0; /* items below the one before (all differ) */
+        for (uint32_t i = 1; i < n; i++) {
+                lo = v[i] < lo ? v[i] : lo;
+                hi = v[i] > hi ? v[i] : hi;
+                down += v[i] < v[i - 1];
+        }
+        uint32_t up = n - 1 - down;
         bool rev = down > up;
         if (rev)
                 down = up;
@@ -659,15 +665,9 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                                 hi = key > hi ? key : hi;
                         }
                         if (((hi - lo) >> (64 - ib)) == 0) {
-                                uint64_t plo = UINT64_MAX, phi = 0;
-                                uint32_t down = 0;
-                                for (uint32_t i = 0; i < P; i++) {
+                                for (uint32_t i = 0; i < P; i++)
                                         b[i] = (key_of(load[i]) - lo) << ib | i;
-                                        plo = b[i] < plo ? b[i] : plo;
-                                        phi = b[i] > phi ? b[i] : phi;
-                                        down += i && b[i] < b[i - 1];
-                                }
-                                uint64_t *r = zsort(b, tmp, P, plo, phi, down, P - 1 - down, cnt);
+                                uint64_t *r = zsort(b, tmp, P, cnt);
                                 uint64_t *x = o.p;
                                 o.p = r, o.base = lo;
                                 if (r == b)
@@ -679,9 +679,8 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                 }
                 if (sorted) {
                         uint64_t *a = o.p, base = o.base;
-                        uint64_t top = base + (a[P - 1] >> ib), lo = UINT64_MAX, hi = 0;
+                        uint64_t top = base + (a[P - 1] >> ib);
                         uint64_t moved = 0; /* entries moved down this round */
-                        uint32_t down = 0, up = 0;
                         /* The base of the round's new loads: every one is above top, and at
                          * least the least load plus the cost 2P tasks on (the costs fall), which
                          * keeps them packable from the second round on, where top + 1 alone
@@ -708,16 +707,8 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                                 if (key > top) {
                                         if (key < bbase || (key - bbase) >> (64 - ib))
                                                 break; /* not to be packed: the tree */
-                                        uint64_t pe = (key - bbase) << ib | w;
                                         dest[t] = workers[w];
-                                        lo = pe < lo ? pe : lo;
-                                        hi = pe > hi ? pe : hi;
-                                        if (nb) {
-                                                bool d = pe < b[nb - 1];
-                                                down += d;
-                                                up += !d;
-                                        }
-                                        b[nb++] = pe;
+                                        b[nb++] = (key - bbase) << ib | w;
                                         j++;
                                         continue;
                                 }
@@ -740,7 +731,7 @@ static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const 
                                 a[l - 1] = pe;
                         }
                         if (j == P) { /* the round done: its new loads are the next order */
-                                uint64_t *r = zsort(b, tmp, P, lo, hi, down, up, cnt);
+                                uint64_t *r = zsort(b, tmp, P, cnt);
                                 o.p = r, o.base = bbase;
                                 if (r == b)
                                         b = a;

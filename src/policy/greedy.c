@@ -291,7 +291,6 @@ static inline void take_below(uint64_t b, uint64_t sk, uint64_t si, uint64_t *xk
 }
 
 #define WIDX(n) ((uint32_t)((n).it >> 32))
-#define WTIE(n) ((uint32_t)(n).it & 1)
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 wide;
@@ -801,10 +800,10 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
         bool comm = m && m->beta > 0 && s->link_off;
-        /* The tree when the plan cannot depend on the heap's layout: from the start on one node;
-         * on several, from the first task that finds no worker tied with the least loaded (all
-         * tie at the start), and back to the heap from there if the tree meets a tie it cannot
-         * settle (the heap has not moved meanwhile). */
+        /* The rounds and the tree (assign_zip) when the plan cannot depend on the heap's layout:
+         * from the start on one node; on several, from the first task that finds no worker tied
+         * with the least loaded (all tie at the start), and back to the heap from there if they
+         * meet a tie they cannot settle (the heap has not moved meanwhile). */
         bool tree = g.ikey && !comm;
         double *hload = tree && s->nnodes >= 2 ? malloc((size_t)P * sizeof *hload) : NULL;
         if (tree && s->nnodes >= 2 && !hload) {

@@ -6,7 +6,9 @@
  * nothing stays where it is, and a plan that would not lower the maximum is not made. O(T) for
  * the radix sort + O(T log P) for the heap, which a winner tree replaces wherever the heap's
  * layout cannot change the plan (assign_tree: one node, or no tie it cannot settle), the same
- * plan at about half the time for a million tasks. Loads are predicted times: a task of cost c adds
+ * plan at about half the time for a million tasks, and LPT's rounds replace the tree where they
+ * can (assign_zip: P tasks at a time in the order of the loads, one sort of P loads a round), the
+ * same plan again at about half the tree's time. Loads are predicted times: a task of cost c adds
  * c / speed to its worker's key, so a worker twice as fast takes twice the work (the heap holds
  * the least loaded in time, not the earliest finish of each task: with many tasks per worker the
  * two agree within a task). The same pass makes greedy-refine (GreedyRefineLB: a
@@ -174,7 +176,6 @@ struct mode {
         double beta;     /* > 0: a worker's key for a task adds beta × Σ link bytes × distance to
                             the task's neighbours placed on other workers (GreedyCommLB) */
         uint8_t *placed; /* [T] greedy-comm: neighbours already placed */
-        uint32_t moved;  /* tasks given another worker */
 };
 
 /* Link cost of task t on worker w (global id): beta × Σ over its placed neighbours on other
@@ -244,15 +245,17 @@ static inline void fetch_ahead(const struct lbomp__snap *s, const uint32_t *dest
  * finds these gives the same plan, and a winner tree finds them faster than the heap: updating a
  * leaf replays its path to the root (14 levels for 16,384 workers), each level one comparison
  * with the sibling, whose address does not depend on the comparisons before, so the loads of a
- * path overlap where a heap's wait for each other. Keys are the loads' bits (every load ≥ +0),
+ * path overlap where a heap's wait for each other. Keys are the loads' bits + 1 (every load ≥ +0),
  * ties by the lower index; padding leaves never win. The tie bit: another leaf below has the
  * winner's key. More than 63 tied with the task's worker not among them: the tree gives up (1)
  * and the caller goes on with its heap, which the tree left as it was. A node is two words, the
- * key and index << 32 | tie bit, compared as one 128-bit integer where the compiler has one (a
- * compare and a subtract with borrow: each level of the replay waits on about half the time of
- * the three-field comparison; the tie bit never decides, indices being distinct). On one node the
- * tie bits are not kept up (the task's own worker is then checked directly, the one tie that
- * matters there): a level waits on the comparison alone.
+ * key and index << 32 | tie bit. Leaves lie in index order, so between equal keys the left
+ * subtree's winner is the lower index: a level of the replay compares keys alone, the sibling's
+ * lowered by one when the sibling is on the left (the +1 keeps that a key), one 64-bit compare and
+ * two conditional moves on the path from one task to the next. The root stays in registers from
+ * task to task, and the load of the least loaded is its key: no load[] read waits between them. On
+ * one node the tie bits are not kept up (the task's own worker is then checked directly, the one
+ * tie that matters there; its leaf is fetched ahead): a level waits on the comparison alone.
  */
 struct wnode {
         uint64_t key;
@@ -268,16 +271,26 @@ struct wnode {
 #define UNPREDICTABLE(x) (x)
 #endif
 
-/* Keeps two words in general registers: GCC 12 would otherwise move the pair as one vector and
- * select it with a branch, mispredicted half of the time. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
-#define IN_REGISTERS(a, b) __asm__("" : "+r"(a), "+r"(b))
+/* (*xk, *xi) = (sk, si) when b < *xk: a conditional move, which GCC 12 turns into a branch
+ * mispredicted half of the time whatever the hints, so written out where the instruction set is
+ * known. */
+static inline void take_below(uint64_t b, uint64_t sk, uint64_t si, uint64_t *xk, uint64_t *xi)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+        __asm__("cmpq %[x], %[b]\n\t"
+                "cmovbq %[sk], %[x]\n\t"
+                "cmovbq %[si], %[i]"
+                : [x] "+r"(*xk), [i] "+r"(*xi)
+                : [b] "r"(b), [sk] "r"(sk), [si] "r"(si)
+                : "cc");
 #else
-#define IN_REGISTERS(a, b) ((void)0)
+        bool take = UNPREDICTABLE(b < *xk);
+        *xk = take ? sk : *xk;
+        *xi = take ? si : *xi;
 #endif
+}
 
 #define WIDX(n) ((uint32_t)((n).it >> 32))
-#define WTIE(n) ((uint32_t)(n).it & 1)
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 wide;
@@ -297,11 +310,20 @@ static inline bool wbetter(const struct wnode *a, const struct wnode *b)
         return wless(a->key, a->it, b->key, b->it);
 }
 
-static uint64_t key_bits(double load)
+/* A load's key: its bits + 1 (≥ 1, so that a key lowered by one stays a key), and back. */
+static inline uint64_t key_of(double load)
 {
         uint64_t u;
         memcpy(&u, &load, sizeof u);
-        return u;
+        return u + 1;
+}
+
+static inline double load_of(uint64_t key)
+{
+        double d;
+        key -= 1;
+        memcpy(&d, &key, sizeof d);
+        return d;
 }
 
 #define TIED_MAX 63 /* tied workers pick()'s bounded walk is sure to see */
@@ -322,25 +344,20 @@ static uint32_t tied_leaves(const struct wnode *tree, uint32_t L, uint32_t v, ui
 
 static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
                        uint32_t ntasks, const uint32_t *workers, const uint32_t *local, uint32_t P,
-                       const double *load0, uint32_t *dest, struct mode *m)
+                       const double *load0, uint32_t *dest, struct mode *m, double *out)
 {
         uint32_t L = 1;
         while (L < P)
                 L *= 2;
         struct wnode *tree = malloc(2 * (size_t)L * sizeof *tree);
-        double *load = malloc((size_t)P * sizeof *load);
-        if (!tree || !load) {
-                free(tree);
-                free(load);
+        if (!tree)
                 return -ENOMEM;
-        }
-        for (uint32_t i = 0; i < L; i++) {
-                if (i < P)
-                        load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+        for (uint32_t i = 0; i < L; i++)
+                /* a -0 becomes +0: the same load to every use */
                 tree[L + i] =
-                        i < P ? (struct wnode){.key = key_bits(load[i]), .it = (uint64_t)i << 32}
+                        i < P ? (struct wnode){.key = key_of(load0[i] + 0.0),
+                                               .it = (uint64_t)i << 32}
                               : (struct wnode){.key = UINT64_MAX, .it = (uint64_t)UINT32_MAX << 32};
-        }
         for (uint32_t v = L; v-- > 1;) {
                 const struct wnode *l = &tree[2 * v], *r = &tree[2 * v + 1];
                 tree[v] = wbetter(l, r) ? *l : *r;
@@ -357,32 +374,42 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
         if (unit)
                 speed = NULL;
         uint32_t tied[TIED_MAX + 1];
+        uint64_t rk = tree[1].key, ri = tree[1].it; /* the root, in registers from task to task */
+        bool stay = m && m->stay > 0;               /* greedy-refine */
         int rc = 0;
         for (uint32_t k = 0; k < ntasks; k++) {
                 uint32_t t = tasks[k];
-                fetch_ahead(s, dest, tasks, k, ntasks, m || !multi, !sc);
+                fetch_ahead(s, dest, tasks, k, ntasks, stay || !multi, !sc);
+                if (!multi && k + AHEAD / 2 < ntasks) {
+                        /* the leaf of its worker, which the tie check below reads */
+                        uint32_t cur = s->worker[tasks[k + AHEAD / 2]];
+                        uint32_t ci = local ? local[cur] : cur;
+                        if (ci < P)
+                                PREFETCH(&tree[L + ci]);
+                }
                 double c = sc ? sc[k] : s->cost[t];
                 if (!(c > 0))
                         continue; /* free tasks are no load: they stay (dest holds their worker) */
                 uint32_t r = UINT32_MAX;
-                if (m) {
+                if (stay) {
                         uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
-                        if (m->stay > 0 && ci < P && workers[ci] == cur &&
-                            load[ci] + lbomp__time_on(s, cur, c) <= m->stay)
+                        if (ci < P && workers[ci] == cur &&
+                            load_of(tree[L + ci].key) + lbomp__time_on(s, cur, c) <= m->stay)
                                 r = ci; /* greedy-refine: stay while under the bound */
                 }
+                uint64_t lk = rk; /* r's key: the root's, unless r is another leaf */
                 if (r == UINT32_MAX) {
-                        r = WIDX(tree[1]); /* the least loaded, lowest index among the tied */
+                        r = (uint32_t)(ri >> 32); /* the least loaded, lowest index among tied */
                         /* Without a tie, the task's worker can have the least load only by being
                          * r: on several nodes its worker is read only when another leaf ties with
                          * r; on one, the tree keeps no tie bits (see below) and always reads it. */
-                        if (!multi || WTIE(tree[1])) {
+                        if (!multi || (ri & 1)) {
                                 uint32_t cur = s->worker[t], ci = local ? local[cur] : cur;
                                 bool here = ci < P && workers[ci] == cur;
-                                if (here && load[ci] == load[r]) {
+                                if (here && tree[L + ci].key == rk) {
                                         r = ci;     /* tied with it: the task keeps its worker */
                                 } else if (multi) { /* the nearest of the tied */
-                                        uint32_t n = tied_leaves(tree, L, 1, tree[1].key, tied, 0);
+                                        uint32_t n = tied_leaves(tree, L, 1, rk, tied, 0);
                                         if (n > TIED_MAX) {
                                                 rc = 1; /* the heap's layout decides: give up */
                                                 break;
@@ -397,39 +424,340 @@ static int assign_tree(const struct lbomp__snap *s, const uint32_t *tasks, const
                                         }
                                 }
                         }
+                } else {
+                        lk = tree[L + r].key;
                 }
                 dest[t] = workers[r];
-                load[r] += speed ? c / speed[dest[t]] : c; /* lbomp__time_on */
-                if (m) {
-                        m->moved += dest[t] != s->worker[t];
-                        if (m->stay > 0 && load[r] > m->stay)
-                                m->stay = load[r];
-                }
-                uint64_t xk = key_bits(load[r]), xi = (uint64_t)r << 32;
+                double load = load_of(lk) + (speed ? c / speed[dest[t]] : c); /* lbomp__time_on */
+                if (stay && load > m->stay)
+                        m->stay = load;
+                uint64_t xk = key_of(load), xi = (uint64_t)r << 32;
                 uint32_t v = L + r;
                 tree[v] = (struct wnode){.key = xk, .it = xi};
                 if (!multi) { /* one node: no tie bits, a level waits on one comparison alone */
                         for (; v > 1; v /= 2) {
                                 uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
-                                bool take = UNPREDICTABLE(wless(sk, si, xk, xi));
-                                xk = take ? sk : xk;
-                                xi = take ? si : xi;
-                                IN_REGISTERS(xk, xi);
+                                take_below(sk - (v & 1), sk, si, &xk, &xi);
                                 tree[v / 2] = (struct wnode){.key = xk, .it = xi};
                         }
-                        continue;
+                } else { /* without branches: either side wins half the time */
+                        for (; v > 1; v /= 2) {
+                                uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
+                                uint64_t eq = sk == xk;
+                                take_below(sk - (v & 1), sk, si, &xk, &xi);
+                                xi |= eq;
+                                tree[v / 2] = (struct wnode){.key = xk, .it = xi};
+                        }
                 }
-                for (; v > 1; v /= 2) { /* without branches: either side wins half the time */
-                        uint64_t sk = tree[v ^ 1].key, si = tree[v ^ 1].it;
-                        uint64_t eq = sk == xk;
-                        bool take = wless(sk, si, xk, xi);
-                        xk = take ? sk : xk;
-                        xi = (take ? si : xi) | eq;
-                        tree[v / 2] = (struct wnode){.key = xk, .it = xi};
+                rk = xk, ri = xi;
+        }
+        for (uint32_t i = 0; out && i < P; i++) /* the loads at the end, for the caller */
+                out[i] = load_of(tree[L + i].key);
+        free(tree);
+        return rc;
+}
+
+/*
+ * Rounds instead of the tree, where greedy's pass has the structure of LPT (Graham's longest
+ * processing time first). With the loads sorted by (load, index), the next P tasks go to the
+ * workers in that order as long as each leaves its worker above the heaviest load of the round's
+ * start: every load a task makes is then above every load still to be taken, so the least loaded
+ * is always the next in the order, the tree's choice. With the costs heaviest first that is the
+ * usual case once each worker has a task (a round's costs exceed the spread of the loads they
+ * meet), and a task costs a comparison and a store, where the tree replays log2 P levels. A task
+ * that leaves its worker below goes back into the order in its place (a worker a task behind the
+ * others, as when a round starts off by one); loads tied for the least are settled by the tree's
+ * rules (settle_tie). The round's new loads, sorted, are the next round's order: LPT makes them
+ * fall about as the costs do, so they sort by a reversal, bucket passes and insertion (zsort), on
+ * items packed as they come. Past TIED_MAX tied, a load too far above the round's to pack, or too
+ * many moves back into the order, the tree takes a stretch of tasks (twice as long each time)
+ * from the loads so far and gives the same plan; where it gives up on ties, so does this.
+ */
+/* The order of a round: each worker packed into one integer, (key - base) << ib | index, whose
+ * order is the order by (load, index); a round's loads span a few dozen bits. */
+struct zorder {
+        uint64_t *p;
+        uint64_t base, mask;
+        unsigned ib;
+};
+
+#define ZBITS 12   /* bucket bits of the sort of a round, at most */
+#define ZLSD  4096 /* more items: two passes of 11 bits */
+
+static int by_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return (x > y) - (x < y);
+}
+
+/*
+ * Sorts v[0..n), packed items; returns where the result is, v or tmp (as large). Mostly
+ * falling, as LPT makes a round's loads, the items are taken from the end; unless then nearly
+ * sorted, they are scattered by their top bits, into about two buckets an item, or for more than
+ * ZLSD items by two passes of 11 bits (counters that stay in the first-level cache, where 32,768
+ * buckets for 16,384 items did not), and insertion finishes, a place or two at most for most
+ * items (past eight moves an item on average the library sort does).
+ */
+static uint64_t *zsort(uint64_t *v, uint64_t *tmp, uint32_t n, uint32_t *cnt)
+{
+        uint64_t lo = v[0], hi = v[0];
+        uint32_t down = 0; /* items below the one before (all differ) */
+        for (uint32_t i = 1; i < n; i++) {
+                lo = v[i] < lo ? v[i] : lo;
+                hi = v[i] > hi ? v[i] : hi;
+                down += v[i] < v[i - 1];
+        }
+        uint32_t up = n - 1 - down;
+        bool rev = down > up;
+        if (rev)
+                down = up;
+        uint64_t *p = v;
+        if (down > n / 8 && n > ZLSD) { /* two passes of 11 bits over the top 22 */
+                unsigned kb = 0;
+                while (kb < 64 && (hi - lo) >> kb)
+                        kb++;
+                unsigned sh = kb > 22 ? kb - 22 : 0;
+                uint32_t *c0 = cnt, *c1 = cnt + 2048;
+                memset(cnt, 0, 2 * 2048 * sizeof *cnt);
+                for (uint32_t i = 0; i < n; i++) {
+                        uint64_t d = (v[i] - lo) >> sh;
+                        c0[d & 2047]++;
+                        c1[(d >> 11) & 2047]++;
+                }
+                for (uint32_t d = 0, s0 = 0, s1 = 0; d < 2048; d++) {
+                        uint32_t x0 = c0[d], x1 = c1[d];
+                        c0[d] = s0, c1[d] = s1;
+                        s0 += x0, s1 += x1;
+                }
+                if (rev)
+                        for (uint32_t i = n; i-- > 0;)
+                                tmp[c0[((v[i] - lo) >> sh) & 2047]++] = v[i];
+                else
+                        for (uint32_t i = 0; i < n; i++)
+                                tmp[c0[((v[i] - lo) >> sh) & 2047]++] = v[i];
+                for (uint32_t i = 0; i < n; i++)
+                        v[c1[((tmp[i] - lo) >> sh >> 11) & 2047]++] = tmp[i];
+        } else if (down > n / 8) { /* buckets by the top bits first */
+                unsigned bits = 1, kb = 0;
+                while (kb < 64 && (hi - lo) >> kb)
+                        kb++;
+                while (bits < ZBITS && (1u << bits) < 2 * n)
+                        bits++;
+                unsigned shift = kb > bits ? kb - bits : 0;
+                memset(cnt, 0, ((1u << bits) + 1) * sizeof *cnt);
+                for (uint32_t i = 0; i < n; i++)
+                        cnt[((v[i] - lo) >> shift) + 1]++;
+                for (uint32_t d = 1; d <= (1u << bits); d++)
+                        cnt[d] += cnt[d - 1];
+                if (rev)
+                        for (uint32_t i = n; i-- > 0;)
+                                tmp[cnt[(v[i] - lo) >> shift]++] = v[i];
+                else
+                        for (uint32_t i = 0; i < n; i++)
+                                tmp[cnt[(v[i] - lo) >> shift]++] = v[i];
+                p = tmp;
+        } else if (rev) {
+                for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
+                        uint64_t x = v[i];
+                        v[i] = v[j];
+                        v[j] = x;
                 }
         }
-        free(tree);
+        if (!down)
+                return p;
+        /* Insertion: most items in place, the rest a place or two. */
+        uint64_t moves = 0, budget = 8 * (uint64_t)n;
+        for (uint32_t i = 1; i < n; i++) {
+                uint64_t x = p[i];
+                if (x >= p[i - 1])
+                        continue;
+                uint32_t j = i;
+                do
+                        p[j] = p[j - 1];
+                while (--j > 0 && x < p[j - 1]);
+                p[j] = x;
+                if ((moves += i - j) > budget) {
+                        qsort(p, n, sizeof *p, by_u64);
+                        break;
+                }
+        }
+        return p;
+}
+
+/*
+ * Workers tied for the least load, a[0] and those after it with its key (n entries from a[0]):
+ * the one task t goes to first, by the tree's rules, the task's worker, else on several nodes the
+ * nearest, then the lowest index. False when more than TIED_MAX tie: the tree takes over (it
+ * keeps the task's worker if tied, else on several nodes gives up there, to the heap).
+ */
+static bool settle_tie(const struct lbomp__snap *s, uint32_t t, const uint32_t *workers,
+                       const uint32_t *local, uint32_t P, const struct zorder *o, uint64_t *a,
+                       uint32_t n)
+{
+        uint32_t e = 1;
+        while (e < n && a[e] >> o->ib == a[0] >> o->ib)
+                if (++e > TIED_MAX) /* as many as the tree gives up on */
+                        return false;
+        uint32_t cur = s->worker[t], ci = local ? local[cur] : cur, q = 0;
+        bool here = ci < P && workers[ci] == cur, found = false;
+        for (uint32_t i = 0; here && i < e && !found; i++)
+                if ((a[i] & o->mask) == ci)
+                        q = i, found = true;
+        if (!found && s->nnodes >= 2) {
+                int32_t tn = lbomp__task_node(s, t), nn = (int32_t)s->nnodes;
+                double bestd = s->dist[tn * nn + s->wnode[workers[a[0] & o->mask]]];
+                for (uint32_t i = 1; i < e; i++) { /* in index order: the first nearest */
+                        double d = s->dist[tn * nn + s->wnode[workers[a[i] & o->mask]]];
+                        if (d < bestd)
+                                q = i, bestd = d;
+                }
+        }
+        uint64_t x = a[q]; /* to the front, the others in their order after it */
+        memmove(&a[1], &a[0], q * sizeof *a);
+        a[0] = x;
+        return true;
+}
+
+static int assign_zip(const struct lbomp__snap *s, const uint32_t *tasks, const double *sc,
+                      uint32_t ntasks, const uint32_t *workers, const uint32_t *local, uint32_t P,
+                      const double *load0, uint32_t *dest, struct mode *m)
+{
+        if (m && m->stay > 0) /* greedy-refine: tasks stay off the order */
+                return assign_tree(s, tasks, sc, ntasks, workers, local, P, load0, dest, m, NULL);
+        double *load = malloc((size_t)P * sizeof *load);
+        uint64_t *mem = malloc(3 * (size_t)P * sizeof *mem);       /* order, new loads, scratch */
+        uint32_t *cnt = malloc(((1u << ZBITS) + 1) * sizeof *cnt); /* the sort's buckets */
+        if (!load || !mem || !cnt) {
+                free(load);
+                free(mem);
+                free(cnt);
+                return -ENOMEM;
+        }
+        unsigned ib = 1;
+        while (ib < 32 && (uint64_t)(P - 1) >> ib)
+                ib++;
+        uint64_t mask = (UINT64_C(1) << ib) - 1;
+        struct zorder o = {.p = mem, .mask = mask, .ib = ib};
+        uint64_t *b = mem + P, *tmp = mem + 2 * P;
+        for (uint32_t i = 0; i < P; i++)
+                load[i] = load0[i] + 0.0; /* a -0 becomes +0: the same to every use */
+        const double *speed = s->speed;   /* NULL when every speed is 1, as in assign_tree */
+        bool unit = true;
+        for (uint32_t i = 0; speed && unit && i < P; i++)
+                unit = speed[workers[i]] == 1.0;
+        if (unit)
+                speed = NULL;
+        double smax = 0; /* the fastest: a cost takes the least time there */
+        for (uint32_t i = 0; speed && i < P; i++)
+                smax = speed[workers[i]] > smax ? speed[workers[i]] : smax;
+        uint32_t k = 0, stretch = P;
+        bool sorted = false; /* o holds the order of the loads */
+        int rc = 0;
+        while (k < ntasks) {
+                uint32_t j = 0, nb = 0;
+                uint64_t bbase = 0; /* the base of b's items */
+                if (!sorted) {      /* the order from load[] */
+                        uint64_t lo = UINT64_MAX, hi = 0;
+                        for (uint32_t i = 0; i < P; i++) {
+                                uint64_t key = key_of(load[i]);
+                                lo = key < lo ? key : lo;
+                                hi = key > hi ? key : hi;
+                        }
+                        if (((hi - lo) >> (64 - ib)) == 0) {
+                                for (uint32_t i = 0; i < P; i++)
+                                        b[i] = (key_of(load[i]) - lo) << ib | i;
+                                uint64_t *r = zsort(b, tmp, P, cnt);
+                                uint64_t *x = o.p;
+                                o.p = r, o.base = lo;
+                                if (r == b)
+                                        b = x;
+                                else
+                                        tmp = x;
+                                sorted = true;
+                        }
+                }
+                if (sorted) {
+                        uint64_t *a = o.p, base = o.base;
+                        uint64_t top = base + (a[P - 1] >> ib);
+                        uint64_t moved = 0; /* entries moved down this round */
+                        /* The base of the round's new loads: every one is above top, and at
+                         * least the least load plus the cost 2P tasks on (the costs fall), which
+                         * keeps them packable from the second round on, where top + 1 alone
+                         * would not (a load of the second round is twice one of the first). A
+                         * load below the base (costs in another order) goes to the tree. */
+                        uint32_t far = ntasks - k > 2 * P ? k + 2 * P : ntasks - 1;
+                        double cf = sc ? sc[far] : s->cost[tasks[far]];
+                        double least = load_of(base + (a[0] >> ib));
+                        uint64_t lk = key_of(least + (cf > 0 ? (speed ? cf / smax : cf) : 0.0));
+                        bbase = lk > top + 1 ? lk : top + 1;
+                        for (; k < ntasks && j < P; k++) {
+                                uint32_t t = tasks[k];
+                                fetch_ahead(s, dest, tasks, k, ntasks, false, !sc);
+                                double c = sc ? sc[k] : s->cost[t];
+                                if (!(c > 0))
+                                        continue; /* free tasks stay (dest holds their worker) */
+                                if (j + 1 < P && a[j + 1] >> ib == a[j] >> ib &&
+                                    !settle_tie(s, t, workers, local, P, &o, a + j, P - j))
+                                        break; /* a long tie: the tree decides */
+                                uint32_t w = (uint32_t)(a[j] & mask);
+                                double x = load_of(base + (a[j] >> ib)) +
+                                           (speed ? c / speed[workers[w]] : c); /* time_on */
+                                uint64_t key = key_of(x);
+                                if (key > top) {
+                                        if (key < bbase || (key - bbase) >> (64 - ib))
+                                                break; /* not to be packed: the tree */
+                                        dest[t] = workers[w];
+                                        b[nb++] = (key - bbase) << ib | w;
+                                        j++;
+                                        continue;
+                                }
+                                /* Not above the round's loads (a worker a task behind the others,
+                                 * as where a round starts off by one): back among them, in its
+                                 * place, the ones below it moved down one into the slot it left. */
+                                uint64_t pe = (key - base) << ib | w; /* key ≤ top: it fits */
+                                uint32_t l = j + 1, h = P;            /* the first above it */
+                                while (l < h) {
+                                        uint32_t mid = l + (h - l) / 2;
+                                        if (a[mid] < pe)
+                                                l = mid + 1;
+                                        else
+                                                h = mid;
+                                }
+                                if ((moved += l - j) > 2 * (uint64_t)P)
+                                        break; /* too many moves: the tree decides */
+                                dest[t] = workers[w];
+                                memmove(&a[j], &a[j + 1], (l - j - 1) * sizeof *a);
+                                a[l - 1] = pe;
+                        }
+                        if (j == P) { /* the round done: its new loads are the next order */
+                                uint64_t *r = zsort(b, tmp, P, cnt);
+                                o.p = r, o.base = bbase;
+                                if (r == b)
+                                        b = a;
+                                else
+                                        tmp = a;
+                                continue;
+                        }
+                        for (uint32_t i = j; i < P; i++)
+                                load[a[i] & mask] = load_of(base + (a[i] >> ib));
+                }
+                if (k == ntasks)
+                        break;
+                /* Ties, or a task the order cannot place: the tree takes a stretch of tasks. */
+                for (uint32_t i = 0; i < nb; i++)
+                        load[b[i] & mask] = load_of(bbase + (b[i] >> ib));
+                uint32_t n = ntasks - k < stretch ? ntasks - k : stretch;
+                rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, n, workers, local, P, load, dest,
+                                 m, load);
+                if (rc != 0)
+                        break;
+                k += n;
+                stretch = stretch > UINT32_MAX / 2 ? stretch : 2 * stretch;
+                sorted = false;
+        }
         free(load);
+        free(mem);
+        free(cnt);
         return rc;
 }
 
@@ -472,10 +800,10 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
         for (uint32_t i = P / KIDS + 1; i-- > 0;)
                 sift_down(&g, i);
         bool comm = m && m->beta > 0 && s->link_off;
-        /* The tree when the plan cannot depend on the heap's layout: from the start on one node;
-         * on several, from the first task that finds no worker tied with the least loaded (all
-         * tie at the start), and back to the heap from there if the tree meets a tie it cannot
-         * settle (the heap has not moved meanwhile). */
+        /* The rounds and the tree (assign_zip) when the plan cannot depend on the heap's layout:
+         * from the start on one node; on several, from the first task that finds no worker tied
+         * with the least loaded (all tie at the start), and back to the heap from there if they
+         * meet a tie they cannot settle (the heap has not moved meanwhile). */
         bool tree = g.ikey && !comm;
         double *hload = tree && s->nnodes >= 2 ? malloc((size_t)P * sizeof *hload) : NULL;
         if (tree && s->nnodes >= 2 && !hload) {
@@ -492,8 +820,8 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
                                         hload[i] = g.h[g.pos[i]].load;
                                 l0 = hload;
                         }
-                        rc = assign_tree(s, tasks + k, sc ? sc + k : NULL, ntasks - k, workers,
-                                         local, P, l0, dest, m);
+                        rc = assign_zip(s, tasks + k, sc ? sc + k : NULL, ntasks - k, workers,
+                                        local, P, l0, dest, m);
                         if (rc <= 0)
                                 break; /* done, or out of memory */
                         rc = 0;
@@ -523,7 +851,6 @@ static int assign(const struct lbomp__snap *s, const uint32_t *tasks, const doub
                 dest[t] = workers[g.h[r].i];
                 g.h[r].load += lbomp__time_on(s, dest[t], c);
                 if (m) {
-                        m->moved += dest[t] != cur;
                         if (m->stay > 0 && g.h[r].load > m->stay)
                                 m->stay = g.h[r].load;
                         if (comm)

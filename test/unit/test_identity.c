@@ -283,10 +283,73 @@ static void test_assign(void)
         }
 }
 
+/* greedy's rounds (LPT's structure, assign_zip) against the reference, where they are long: many
+ * tasks a worker on up to 8,000 workers, costs lb_test-graded as the simulator makes them (exact
+ * ties at each range's low end), from few values (loads tied all along, settled by the tree's
+ * rules or handed to the tree), falling steeply (a round's costs below the loads' spread: the
+ * rounds hand over to the tree), with equal or random starting loads, speeds, several nodes, and
+ * the workers of a part of the machine. */
+static void test_rounds(void)
+{
+        for (int rep = 0; rep < 48; rep++) {
+                uint32_t P =
+                        rep % 4 == 0 ? 4097 + below(4000) : 1 + below(rep % 4 == 1 ? 3000 : 400);
+                uint32_t T = P * (2 + below(rep % 4 == 0 ? 24 : 60));
+                uint32_t N = 1 + below(P < 5 ? P : 5);
+                struct synth y;
+                make(&y, T, P, N, 3, -1, (int)below(4), 0, (int)below(2));
+                int kind = rep % 6;
+                for (uint32_t t = 0; t < T; t++) {
+                        double u = unit(), lo = 30.0 + 8970.0 * (t % P) / P, w = 8970.0 / P;
+                        y.cost[t] = kind == 0   ? lo + w * u * u * u * u
+                                    : kind == 1 ? (double)(1 + below(3))
+                                    : kind == 2 ? (below(2) ? 1e-6 : 1.0) * (1.0 + u)
+                                    : kind == 3 ? (below(50) ? lo : lo + w * u)
+                                                : 30.0 + 8970.0 * u * u * u * u;
+                }
+                uint32_t *tasks = malloc((T + 1) * sizeof *tasks), n = 0;
+                for (uint32_t t = 0; t < T; t++)
+                        if (below(20))
+                                tasks[n++] = t;
+                ASSERT_EQ(lbomp__sort_tasks_desc(y.s.cost, tasks, n), 0);
+                uint32_t *workers = malloc((P + 1) * sizeof *workers), m = 0;
+                bool all = rep % 3 != 0;
+                for (uint32_t w = 0; w < P; w++)
+                        if (all || below(2))
+                                workers[m++] = w;
+                double *load0 = malloc((P + 1) * sizeof *load0);
+                for (uint32_t i = 0; i < m; i++)
+                        load0[i] = rep % 2 ? 0.0 : unit() * 100.0;
+                uint32_t *a = malloc((T + 1) * sizeof *a), *b = malloc((T + 1) * sizeof *b);
+                memcpy(a, y.s.worker, T * sizeof *a);
+                memcpy(b, y.s.worker, T * sizeof *b);
+                ASSERT_EQ(ref__greedy_assign(&y.s, tasks, n, workers, m, load0, a), 0);
+                ASSERT_EQ(lbomp__greedy_assign(&y.s, tasks, n, workers, m, load0, b), 0);
+                for (uint32_t t = 0; t < T; t++)
+                        if (a[t] != b[t])
+                                FAIL("rounds rep %d T=%u P=%u m=%u N=%u kind %d: task %u to %u, "
+                                     "the "
+                                     "reference gives %u",
+                                     rep, T, P, m, N, kind, t, b[t], a[t]);
+                char what[96];
+                snprintf(what, sizeof what, "rounds rep %d T=%u P=%u N=%u kind %d", rep, T, P, N,
+                         kind);
+                compare_policy("greedy", &ref__policy_greedy, &y, what);
+                free(tasks);
+                free(workers);
+                free(load0);
+                free(a);
+                free(b);
+                synth_free(&y);
+        }
+        printf("identity: greedy's rounds, 48 inputs\n");
+}
+
 int main(void)
 {
         test_sort();
         test_assign();
+        test_rounds();
         test_policies();
         test_make_room_rounding();
         printf("identity: ok\n");

@@ -39,10 +39,14 @@ struct lbomp {
         bool started;   /* a step has run: topology and team are fixed */
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
-        int prepare_rc; /* the step could not start: 0 or a negative errno */
-        bool begun;     /* the gathering began this step's time step (else the step's end does) */
-        bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
-                           the next step gathers */
+        /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
+         * that was not balanced or in which a thread stole, and after a gathering. */
+        uint64_t steal_until;
+        bool fold_steal; /* the last step stole: its timed tasks' runners are written */
+        int prepare_rc;  /* the step could not start: 0 or a negative errno */
+        bool begun;      /* the gathering began this step's time step (else the step's end does) */
+        bool refilled;   /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
+                            the next step gathers */
         /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a
          * runtime of its own made by loop.c, share the program's time steps. */
         struct lbomp__tsteps *ts;     /* the runtime's (ts_own); in a loop, its runtime's */

@@ -40,7 +40,7 @@ enum {
  * barrier's word (it travels with the barrier's release): the number of the next step, whether
  * it is timed, whether the step that ended was timed and clean (each worker folds its tasks' times
  * in when it enters the next step), whether it closed a window (the LB step runs). */
-enum { W_TIMED = 1, W_FOLD = 2, W_LB = 4, W_SHIFT = 3 };
+enum { W_TIMED = 1, W_FOLD = 2, W_LB = 4, W_STEAL = 8, W_SHIFT = 4 };
 
 static uint64_t word_of(const struct lbomp *lb)
 {
@@ -49,10 +49,39 @@ static uint64_t word_of(const struct lbomp *lb)
 
 static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
 {
+        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF && lb->steps < lb->steal_until;
         atomic_store_explicit(&lb->team.bar.word,
                               lb->steps << W_SHIFT | (timed ? W_TIMED : 0) | (fold ? W_FOLD : 0) |
-                                      (lb_due ? W_LB : 0),
+                                      (lb_due ? W_LB : 0) | (steal ? W_STEAL : 0),
                               memory_order_relaxed);
+}
+
+#define STEAL_HOLD   8    /* steps stealing stays armed after a step that wanted it */
+#define STEAL_IDLE   0.01 /* ... a step whose threads ended this far apart (of its length) */
+#define STEAL_IDLE_S 2e-6 /* ... and at least this long */
+
+/*
+ * Serial part, after a step: whether the next steps steal. A step in which stealing found little
+ * to take still cost its owners their batches (a pop and a fence each) and its thieves a look at
+ * every victim's deque, lines their owners write: on two cores that do not share their caches,
+ * ≈ 1.2 µs of a 12 µs step, and each task taken brings its data over (bench/README, "Stealing
+ * on demand"). So stealing is armed for STEAL_HOLD steps after a step whose threads would have
+ * waited for the last one, on average, more than STEAL_IDLE of the step and STEAL_IDLE_S: what
+ * they waited, plus, for a step that stole, the thieves' time in stolen tasks (without it the
+ * thieves would have ended that much earlier and their victims later); and after a gathering.
+ * One mark per thread on the barrier's line says it (lbomp__barrier_mark).
+ */
+static void steal_wanted(struct lbomp *lb)
+{
+        uint64_t ends, last, stolen;
+        lbomp__barrier_take_marks(&lb->team.bar, &ends, &last, &stolen);
+        if (lb->cfg.steal == LBOMP__STEAL_OFF || lb->team_n < 2)
+                return;
+        double n = (double)lb->team_n;
+        double idle = (double)last - (double)ends / n + (double)stolen / n;
+        double len = (double)last - (double)lb->ws.w[0].step_t0;
+        if (idle > STEAL_IDLE * len && idle > STEAL_IDLE_S * lb->clock.ticks_per_s)
+                lb->steal_until = lb->steps + STEAL_HOLD;
 }
 
 /* The result of the last step, for lbomp_step() and lbomp_last_step(); printed when asked. */
@@ -149,7 +178,7 @@ static void prepare(void *arg)
         int team = omp_get_num_threads(), rc = 0;
         /* The last steps' loads and times belong to the workers as they were. */
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
-        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->cfg.steal != LBOMP__STEAL_OFF);
+        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->fold_steal);
         lb->team_n = team;
         if (team != lb->ws.n) {
                 lbomp__log("lbomp: the team has %d thread(s) but the runtime had %d worker(s): "
@@ -203,6 +232,7 @@ static void prepare(void *arg)
                 (lbomp__window_timed(lb->tset.t, lbomp__tsteps_end(&lb->tset, period_of(lb))) &&
                  needs_costs(lb)) ||
                 lbomp__chunks_want_times(lb);
+        lb->steal_until = lb->steps + STEAL_HOLD;
         publish(lb, timed, false, false);
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }
@@ -298,14 +328,13 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
          * so that no barrier waits for it (its time slots are the other parity's this step). */
         if (word & W_FOLD)
                 lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, (int)((tag - 2) & 1),
-                                        lb->cfg.steal != LBOMP__STEAL_OFF);
+                                        lb->fold_steal);
         it.w = w;
         it.active = 1;
         it.par = (int)(tag - 1) & 1;
         it.ids = w->ids;
         it.data = (void *const *)w->data;
-        it.mode =
-                (word & W_TIMED ? M_TIMED : 0) | (lb->cfg.steal != LBOMP__STEAL_OFF ? M_STEAL : 0);
+        it.mode = (word & W_TIMED ? M_TIMED : 0) | (word & W_STEAL ? M_STEAL : 0);
         if (it.mode & M_STEAL) {
                 /* The first batch is taken before the deque is armed with the rest (no fence
                  * for it), and a worker with nothing beyond it leaves its deque, empty, as it
@@ -488,6 +517,7 @@ static void step_done(void *arg)
         lb->begun = false;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = word_of(lb);
+        lb->fold_steal = word & W_STEAL; /* whether its thieves wrote who ran each task */
         lb->win.pending = false; /* every worker folded the step before this one as it entered */
         bool clean = skipped == 0, timed = word & W_TIMED;
         int par = (int)(lb->steps & 1);
@@ -502,6 +532,7 @@ static void step_done(void *arg)
                  !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
                 atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
         lbomp__window_step(&lb->win, skipped, clean, timed);
+        steal_wanted(lb);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)
                 auto_when(lb);
@@ -515,8 +546,7 @@ static void step_done(void *arg)
                  * is folded in first, for every worker. */
                 if (fold)
                         for (int i = 0; i < lb->ws.n; i++)
-                                lbomp__window_aggregate(&lb->win, &lb->ws, i, par,
-                                                        lb->cfg.steal != LBOMP__STEAL_OFF);
+                                lbomp__window_aggregate(&lb->win, &lb->ws, i, par, lb->fold_steal);
                 lbomp__lb_begin(lb);
         }
         /* The next step's measurement, read by the team after this barrier; room for its record. */
@@ -616,6 +646,7 @@ static uint64_t end_tasks(lbomp_iter_t *it)
         }
         if (left) /* the step barrier's serial part reads the sum of every thread's */
                 lbomp__barrier_add(&lb->team.bar, left);
+        lbomp__barrier_mark(&lb->team.bar, now, w->stolen ? w->stolen_ticks : 0); /* steal_wanted */
         int64_t span = (int64_t)(now - w->step_t0);
         if (span < 0) {
                 w->clock_back++;

@@ -142,6 +142,9 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
 void lbomp__barrier_reset(struct lbomp__barrier *b)
 {
         atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->ends, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->last_end, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->stolen, 0, memory_order_relaxed);
         uint32_t ph = atomic_load_explicit(&b->phase, memory_order_relaxed);
         atomic_store_explicit(&b->phase, (ph | 3) + 1, memory_order_release);
 }

@@ -31,6 +31,10 @@ struct lbomp__barrier {
                                  with the line every arrival touches anyway */
         _Atomic uint32_t sleepers; /* waiters in futex_wait (or about to be): the release makes
                                       its system call only when there are any */
+        /* marks of the arriving threads (lbomp__barrier_mark), on the same line: */
+        _Atomic uint64_t ends;     /* Σ of their ends, ticks */
+        _Atomic uint64_t last_end; /* the latest of them */
+        _Atomic uint64_t stolen;   /* Σ of their time in stolen tasks, ticks */
         _Alignas(LBOMP__CACHELINE) _Atomic uint32_t phase; /* futex word: 4 * generation (+1:
                                                                broken, +2: its serial part
                                                                runs) */
@@ -71,6 +75,32 @@ static inline uint64_t lbomp__barrier_take(struct lbomp__barrier *b)
         if (v)
                 atomic_store_explicit(&b->sum, 0, memory_order_relaxed);
         return v;
+}
+/* Before arriving: when this thread's work ended and its time in stolen tasks (ticks), for the
+ * serial part of this generation (lbomp__barrier_take_marks). The line is the one the arrival
+ * takes anyway; the maximum is a compare-and-swap only while this end is the latest so far. */
+static inline void lbomp__barrier_mark(struct lbomp__barrier *b, uint64_t end, uint64_t stolen)
+{
+        atomic_fetch_add_explicit(&b->ends, end, memory_order_relaxed);
+        uint64_t m = atomic_load_explicit(&b->last_end, memory_order_relaxed);
+        while (end > m &&
+               !atomic_compare_exchange_weak_explicit(&b->last_end, &m, end, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                ;
+        if (stolen)
+                atomic_fetch_add_explicit(&b->stolen, stolen, memory_order_relaxed);
+}
+/* In the serial part: this generation's marks (the next one starts from none). */
+static inline void lbomp__barrier_take_marks(struct lbomp__barrier *b, uint64_t *ends,
+                                             uint64_t *last_end, uint64_t *stolen)
+{
+        *ends = atomic_load_explicit(&b->ends, memory_order_relaxed);
+        *last_end = atomic_load_explicit(&b->last_end, memory_order_relaxed);
+        *stolen = atomic_load_explicit(&b->stolen, memory_order_relaxed);
+        atomic_store_explicit(&b->ends, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->last_end, 0, memory_order_relaxed);
+        if (*stolen)
+                atomic_store_explicit(&b->stolen, 0, memory_order_relaxed);
 }
 /* Makes a broken or unused barrier whole again. Only while no thread is in it. */
 void lbomp__barrier_reset(struct lbomp__barrier *b);

@@ -1,0 +1,73 @@
+/*
+ * test_steal_demand.c — stealing on demand (step.c, steal_wanted): a step steals only while the
+ * steps before it were imbalanced, so a balanced loop pays nothing for it, and an imbalanced one
+ * keeps stealing at every step (a step that stealing balanced still wants it). Two workers, 64
+ * tasks of ≈ 30 µs placed in two blocks, policy none with LBOMP_STEAL=all (nothing moves but by
+ * stealing), 60 steps, LB period 10:
+ *   balanced  every task costs the same: after the first window, at least one window in which
+ *             no task was stolen (stealing is armed for the first steps, then only after a step
+ *             whose threads ended more than 1 % of it apart: other processes may cause a few);
+ *             with stealing at every step the thread done first takes a task in every window
+ *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every
+ *             window steals, and what the threads carried per step stays below 1.2 in the last
+ *             windows while their own loads say 1.5 or more
+ * Judged on the recorded windows, not on speed. Usage: test_steal_demand balanced|hot
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbomp.h"
+#include "test.h"
+
+#define NT     64
+#define PERIOD 10
+#define STEPS  60
+
+static double x[NT];
+static int heavy;
+
+static void cb(void *data, lbomp_id_t id, void *arg)
+{
+        (void)arg;
+        test_spin(data, (heavy && id < NT / 2 ? 4 : 1) * 20000L);
+}
+
+int main(int argc, char **argv)
+{
+        ASSERT(argc > 1);
+        heavy = strcmp(argv[1], "hot") == 0;
+        ASSERT(heavy || strcmp(argv[1], "balanced") == 0);
+        setenv("LBOMP_STEAL", "all", 1);
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
+        ASSERT_EQ(lbomp_set_period(lb, PERIOD), 0);
+        for (int i = 0; i < NT; i++) /* ids 0..31 on the first worker, in a block */
+                ASSERT_EQ(lbomp_task_add(lb, &x[i], 64, LBOMP_NODE_ANY, NULL), 0);
+        for (int s = 0; s < STEPS; s++)
+                ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
+        size_t nw = lbomp_window_count(lb), quiet = 0;
+        ASSERT_EQ(nw, STEPS / PERIOD);
+        for (size_t i = 0; i < nw; i++) {
+                lbomp_window_stats_t w;
+                ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
+                printf("%s, window %zu: %llu stolen, per step: owned λ %.3f, carried %.3f\n",
+                       argv[1], i, (unsigned long long)w.stolen, w.imbalance_step_mean,
+                       w.imbalance_run_step_mean);
+                if (heavy) {
+                        ASSERT_GT(w.stolen, 0);
+                        if (i >= 2) {
+                                ASSERT_DGE(w.imbalance_step_mean, 1.5);
+                                ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
+                        }
+                } else if (i >= 1) {
+                        quiet += w.stolen == 0;
+                }
+        }
+        if (!heavy)
+                ASSERT_GT(quiet, 0);
+        lbomp_destroy(lb);
+        printf("steal_demand %s: ok\n", argv[1]);
+        return 0;
+}

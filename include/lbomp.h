@@ -557,6 +557,9 @@ typedef struct lbomp_window_stats {
         double imbalance_run_step_mean;
         /* Steps whose tasks were timed one by one: the last ones, which the decision reads. */
         uint64_t timed_steps;
+        /* Steps in which stealing was armed (LBOMP_STEAL not off): after steps whose threads
+         * would have waited for the last one (README "Stealing"). */
+        uint64_t steal_steps;
 } lbomp_window_stats_t;
 
 /** One step (since 0.2). Loads are each worker's wall time in the step, or its CPU time where it

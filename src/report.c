@@ -545,8 +545,8 @@ static void json(const struct lbomp *lb, FILE *out)
                 fprintf(out, ",\"imbalance_run_step_mean\":");
                 json_num(out, w->imbalance_run_step_mean);
                 /* λ of each of its steps still kept (null for one no longer kept) */
-                fprintf(out, ",\"timed_steps\":%llu,\"step_imbalance\":[",
-                        (unsigned long long)w->timed_steps);
+                fprintf(out, ",\"timed_steps\":%llu,\"steal_steps\":%llu,\"step_imbalance\":[",
+                        (unsigned long long)w->timed_steps, (unsigned long long)w->steal_steps);
                 for (uint64_t k = w->first_step;
                      k < w->first_step + w->steps && k < lbomp__window_nsteps(win); k++) {
                         const struct lbomp__steprec *sr = lbomp__window_steprec(win, k);

@@ -56,8 +56,8 @@ static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
                               memory_order_relaxed);
 }
 
-#define STEAL_HOLD   8    /* steps stealing stays armed after a step that wanted it */
-#define STEAL_IDLE   0.01 /* ... a step whose threads ended this far apart (of its length) */
+#define STEAL_HOLD   4    /* steps stealing stays armed after a step that wanted it */
+#define STEAL_IDLE   0.02 /* ... a step whose threads ended this far apart (of its length) */
 #define STEAL_IDLE_S 2e-6 /* ... and at least this long */
 
 /*
@@ -532,6 +532,7 @@ static void step_done(void *arg)
                  !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
                 atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
         lbomp__window_step(&lb->win, skipped, clean, timed);
+        lb->win.steal_steps += (word & W_STEAL) != 0;
         steal_wanted(lb);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)

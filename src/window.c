@@ -157,6 +157,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
         win->first = steps;
         win->steps = 0;
         win->timed = 0;
+        win->steal_steps = 0;
         win->lam_sum = win->lam_max = win->lamr_sum = 0;
         win->wall0 = lbomp__mono_s();
         if (read_energy)
@@ -643,6 +644,7 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         ws_rec->imbalance_step_max = win->steps ? win->lam_max : 1.0;
         ws_rec->imbalance_run_step_mean = win->steps ? win->lamr_sum / win->steps : 1.0;
         ws_rec->timed_steps = win->timed;
+        ws_rec->steal_steps = win->steal_steps;
         ws_rec->wall_s = lbomp__mono_s() - win->wall0;
         /* One reading closes this window; lbomp__window_restart(read_energy = false) makes it the
          * start of the next. */

@@ -50,14 +50,15 @@ struct lbomp__window {
         uint32_t *last_w;
         uint8_t *ns; /* [cap] timed runs it was measured in (hist keeps the last ones) */
         uint32_t cap;
-        uint64_t first;   /* first step of the window being measured */
-        uint64_t steps;   /* its steps measured: those in which every task ran */
-        uint32_t timed;   /* of which timed task by task */
-        uint32_t nexcess; /* timed steps kept in the workers' win_timed_owned */
-        double wall0;     /* when it started */
-        double lam_sum;   /* Σ per-step λ over its steps */
-        double lam_max;   /* max per-step λ */
-        double lamr_sum;  /* Σ per-step λ of what the workers carried */
+        uint64_t first;       /* first step of the window being measured */
+        uint64_t steps;       /* its steps measured: those in which every task ran */
+        uint32_t timed;       /* of which timed task by task */
+        uint32_t steal_steps; /* steps of the window in which stealing was armed */
+        uint32_t nexcess;     /* timed steps kept in the workers' win_timed_owned */
+        double wall0;         /* when it started */
+        double lam_sum;       /* Σ per-step λ over its steps */
+        double lam_max;       /* max per-step λ */
+        double lamr_sum;      /* Σ per-step λ of what the workers carried */
         /* the run's steps (struct lbomp__steprec): the last 16 × LBOMP_HISTORY kept; steprecs.n
          * counts every one */
         struct lbomp__history steprecs;

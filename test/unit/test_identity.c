@@ -237,6 +237,25 @@ static void test_policies(void)
         printf("identity: %d random snapshots, greedy, refine, greedy-refine, greedy-comm\n", runs);
 }
 
+/* greedy's placement of the sorted `tasks` on `workers` (starting loads load0), ours against the
+ * reference, task for task. */
+static void compare_assign(struct synth *y, const uint32_t *tasks, uint32_t n,
+                           const uint32_t *workers, uint32_t m, const double *load0,
+                           const char *what)
+{
+        uint32_t T = y->s.ntasks;
+        uint32_t *a = malloc((T + 1) * sizeof *a), *b = malloc((T + 1) * sizeof *b);
+        memcpy(a, y->s.worker, T * sizeof *a);
+        memcpy(b, y->s.worker, T * sizeof *b);
+        ASSERT_EQ(ref__greedy_assign(&y->s, tasks, n, workers, m, load0, a), 0);
+        ASSERT_EQ(lbomp__greedy_assign(&y->s, tasks, n, workers, m, load0, b), 0);
+        for (uint32_t t = 0; t < T; t++)
+                if (a[t] != b[t])
+                        FAIL("%s: task %u to %u, the reference gives %u", what, t, b[t], a[t]);
+        free(a);
+        free(b);
+}
+
 /* lbomp__greedy_assign over a part of the workers (hierarchical's use), from given loads, many of
  * them equal. */
 static void test_assign(void)
@@ -264,21 +283,12 @@ static void test_assign(void)
                         load0[i] = rep % 5 == 4   ? (below(3) ? -0.0 : unit() - 0.5)
                                    : rep % 2 == 1 ? (double)below(2)
                                                   : unit();
-                uint32_t *a = malloc((T + 1) * sizeof *a), *b = malloc((T + 1) * sizeof *b);
-                memcpy(a, y.s.worker, T * sizeof *a);
-                memcpy(b, y.s.worker, T * sizeof *b);
-                ASSERT_EQ(ref__greedy_assign(&y.s, tasks, n, workers, m, load0, a), 0);
-                ASSERT_EQ(lbomp__greedy_assign(&y.s, tasks, n, workers, m, load0, b), 0);
-                for (uint32_t t = 0; t < T; t++)
-                        if (a[t] != b[t])
-                                FAIL("greedy_assign rep %d T=%u P=%u m=%u: task %u to %u, the "
-                                     "reference gives %u",
-                                     rep, T, P, m, t, b[t], a[t]);
+                char what[64];
+                snprintf(what, sizeof what, "greedy_assign rep %d T=%u P=%u m=%u", rep, T, P, m);
+                compare_assign(&y, tasks, n, workers, m, load0, what);
                 free(tasks);
                 free(workers);
                 free(load0);
-                free(a);
-                free(b);
                 synth_free(&y);
         }
 }
@@ -320,26 +330,14 @@ static void test_rounds(void)
                 double *load0 = malloc((P + 1) * sizeof *load0);
                 for (uint32_t i = 0; i < m; i++)
                         load0[i] = rep % 2 ? 0.0 : unit() * 100.0;
-                uint32_t *a = malloc((T + 1) * sizeof *a), *b = malloc((T + 1) * sizeof *b);
-                memcpy(a, y.s.worker, T * sizeof *a);
-                memcpy(b, y.s.worker, T * sizeof *b);
-                ASSERT_EQ(ref__greedy_assign(&y.s, tasks, n, workers, m, load0, a), 0);
-                ASSERT_EQ(lbomp__greedy_assign(&y.s, tasks, n, workers, m, load0, b), 0);
-                for (uint32_t t = 0; t < T; t++)
-                        if (a[t] != b[t])
-                                FAIL("rounds rep %d T=%u P=%u m=%u N=%u kind %d: task %u to %u, "
-                                     "the "
-                                     "reference gives %u",
-                                     rep, T, P, m, N, kind, t, b[t], a[t]);
                 char what[96];
-                snprintf(what, sizeof what, "rounds rep %d T=%u P=%u N=%u kind %d", rep, T, P, N,
-                         kind);
+                snprintf(what, sizeof what, "rounds rep %d T=%u P=%u m=%u N=%u kind %d", rep, T, P,
+                         m, N, kind);
+                compare_assign(&y, tasks, n, workers, m, load0, what);
                 compare_policy("greedy", &ref__policy_greedy, &y, what);
                 free(tasks);
                 free(workers);
                 free(load0);
-                free(a);
-                free(b);
                 synth_free(&y);
         }
         printf("identity: greedy's rounds, 48 inputs\n");

@@ -5,9 +5,13 @@
  * tasks of ≈ 30 µs placed in two blocks, policy none with LBOMP_STEAL=all (nothing moves but by
  * stealing), 60 steps, LB period 10:
  *   balanced  every task costs the same: stealing is armed in the first steps, then only after a
- *             step whose threads ended more than 1 % of it apart, which other processes may
- *             cause now and then: armed in at most half of the steps after the first window
- *             (before, every step was armed)
+ *             step whose threads ended more than 2 % of it apart, which other processes may
+ *             cause now and then: in the windows after the first whose steps, and the previous
+ *             window's, were all balanced (per-step λ ≤ 1.02: no process kept a thread from its
+ *             tasks), armed in at most a fifth of the steps (before, every step was armed); exit
+ *             77 when no window was that quiet. Another process that delays a thread's start or
+ *             its arrival (not its tasks) arms stealing, rightly, without showing in these λ:
+ *             on a loaded machine this case can fail (two `yes` beside it did, 2 runs of 4)
  *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
  *             armed and every window steals, and what the threads carried per step stays below
  *             1.2 in the last windows while their own loads say 1.5 or more
@@ -47,15 +51,16 @@ int main(int argc, char **argv)
                 ASSERT_EQ(lbomp_task_add(lb, &x[i], 64, LBOMP_NODE_ANY, NULL), 0);
         for (int s = 0; s < STEPS; s++)
                 ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
-        size_t nw = lbomp_window_count(lb), armed = 0;
+        size_t nw = lbomp_window_count(lb), armed = 0, judged = 0;
+        double prev_max = 0;
         ASSERT_EQ(nw, STEPS / PERIOD);
         for (size_t i = 0; i < nw; i++) {
                 lbomp_window_stats_t w;
                 ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
                 printf("%s, window %zu: stealing armed in %llu of %llu steps, %llu stolen, per "
-                       "step: owned λ %.3f, carried %.3f\n",
+                       "step: owned λ %.3f (max %.3f), carried %.3f\n",
                        argv[1], i, (unsigned long long)w.steal_steps, (unsigned long long)w.steps,
-                       (unsigned long long)w.stolen, w.imbalance_step_mean,
+                       (unsigned long long)w.stolen, w.imbalance_step_mean, w.imbalance_step_max,
                        w.imbalance_run_step_mean);
                 if (heavy) {
                         ASSERT_EQ(w.steal_steps, w.steps);
@@ -64,12 +69,20 @@ int main(int argc, char **argv)
                                 ASSERT_DGE(w.imbalance_step_mean, 1.5);
                                 ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
                         }
-                } else if (i >= 1) {
+                } else if (i >= 1 && w.imbalance_step_max <= 1.02 && prev_max <= 1.02) {
                         armed += w.steal_steps;
+                        judged += w.steps;
                 }
+                prev_max = w.imbalance_step_max;
+        }
+        if (!heavy && !judged) {
+                printf("steal_demand balanced: skipped, no window after the first was balanced "
+                       "step by step (a loaded machine)\n");
+                lbomp_destroy(lb);
+                return 77;
         }
         if (!heavy)
-                ASSERT_LE(armed, (STEPS - PERIOD) / 2);
+                ASSERT_LE(armed, judged / 5);
         lbomp_destroy(lb);
         printf("steal_demand %s: ok\n", argv[1]);
         return 0;

@@ -128,3 +128,13 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
         int64_t k = left / (4 * team);
         return k < 1 && left >= team ? 1 : k;
 }
+
+bool lbomp__deque_wanted(uint64_t ends, uint64_t last, uint64_t stolen, uint32_t n, uint64_t t0,
+                         double ticks_per_s)
+{
+        if (n < 2)
+                return false;
+        double idle = (double)last - (double)ends / n + (double)stolen / n;
+        double len = (double)last - (double)t0;
+        return idle > LBOMP__STEAL_IDLE * len && idle > LBOMP__STEAL_IDLE_S * ticks_per_s;
+}

@@ -15,6 +15,7 @@
 #define LBOMP_DEQUE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -58,5 +59,18 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
  * per batch, never per task.
  */
 int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team);
+
+/*
+ * Whether a step's end asks for stealing in the next steps: the team's n threads ended their work
+ * at ticks whose sum is `ends` and latest `last`, the step began at `t0`, and the thieves spent
+ * `stolen` ticks in stolen tasks (ticks_per_s converts). True when the threads would have waited
+ * for the last one, on average, more than LBOMP__STEAL_IDLE of the step and LBOMP__STEAL_IDLE_S:
+ * what they waited, plus the stolen time over n (without the steals the thieves would have ended
+ * that much earlier and their victims later). Pure arithmetic, for step.c's serial part.
+ */
+#define LBOMP__STEAL_IDLE   0.02
+#define LBOMP__STEAL_IDLE_S 2e-6
+bool lbomp__deque_wanted(uint64_t ends, uint64_t last, uint64_t stolen, uint32_t n, uint64_t t0,
+                         double ticks_per_s);
 
 #endif

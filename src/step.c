@@ -56,9 +56,7 @@ static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
                               memory_order_relaxed);
 }
 
-#define STEAL_HOLD   4    /* steps stealing stays armed after a step that wanted it */
-#define STEAL_IDLE   0.02 /* ... a step whose threads ended this far apart (of its length) */
-#define STEAL_IDLE_S 2e-6 /* ... and at least this long */
+#define STEAL_HOLD 4 /* steps stealing stays armed after a step that wanted it */
 
 /*
  * Serial part, after a step: whether the next steps steal. A step in which stealing found little
@@ -66,21 +64,17 @@ static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
  * every victim's deque, lines their owners write: on two cores that do not share their caches,
  * ≈ 1.2 µs of a 12 µs step, and each task taken brings its data over (bench/README, "Stealing
  * on demand"). So stealing is armed for STEAL_HOLD steps after a step whose threads would have
- * waited for the last one, on average, more than STEAL_IDLE of the step and STEAL_IDLE_S: what
- * they waited, plus, for a step that stole, the thieves' time in stolen tasks (without it the
- * thieves would have ended that much earlier and their victims later); and after a gathering.
- * One mark per thread on the barrier's line says it (lbomp__barrier_mark).
+ * waited for the last one (lbomp__deque_wanted: more than 2 % of the step and 2 µs on average,
+ * counting the thieves' time in stolen tasks as waiting saved), and after a gathering. One mark
+ * per thread on the barrier's line says it (lbomp__barrier_mark).
  */
 static void steal_wanted(struct lbomp *lb)
 {
         uint64_t ends, last, stolen;
         lbomp__barrier_take_marks(&lb->team.bar, &ends, &last, &stolen);
-        if (lb->cfg.steal == LBOMP__STEAL_OFF || lb->team_n < 2)
-                return;
-        double n = (double)lb->team_n;
-        double idle = (double)last - (double)ends / n + (double)stolen / n;
-        double len = (double)last - (double)lb->ws.w[0].step_t0;
-        if (idle > STEAL_IDLE * len && idle > STEAL_IDLE_S * lb->clock.ticks_per_s)
+        if (lb->cfg.steal != LBOMP__STEAL_OFF &&
+            lbomp__deque_wanted(ends, last, stolen, (uint32_t)lb->team_n, lb->ws.w[0].step_t0,
+                                lb->clock.ticks_per_s))
                 lb->steal_until = lb->steps + STEAL_HOLD;
 }
 

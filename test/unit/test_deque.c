@@ -89,6 +89,31 @@ static void batches(void)
         ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4), 4);
 }
 
+/* When a step's end arms stealing (1 tick = 1 ns here: 2 µs = 2,000 ticks). */
+static void test_wanted(void)
+{
+        const double tps = 1e9;
+        /* two threads ending 1,000 µs into a step begun at 0: equal ends, no steal: not wanted */
+        ASSERT(!lbomp__deque_wanted(2000000, 1000000, 0, 2, 0, tps));
+        /* one ended 60 µs early: the mean waited 30 µs, 3 % of the step: wanted */
+        ASSERT(lbomp__deque_wanted(940000 + 1000000, 1000000, 0, 2, 0, tps));
+        /* 30 µs early: 1.5 % on average: not */
+        ASSERT(!lbomp__deque_wanted(970000 + 1000000, 1000000, 0, 2, 0, tps));
+        /* balanced because one stole 60 µs of work: still wanted (without it, 3 %) */
+        ASSERT(lbomp__deque_wanted(2000000, 1000000, 60000, 2, 0, tps));
+        /* a 10 µs step, one ended 3 µs early: 15 % but 1.5 µs on average, under 2 µs: not */
+        ASSERT(!lbomp__deque_wanted(7000 + 10000, 10000, 0, 2, 0, tps));
+        /* the same with 5 µs: 2.5 µs: wanted */
+        ASSERT(lbomp__deque_wanted(5000 + 10000, 10000, 0, 2, 0, tps));
+        /* a 1 ms step begun at 5 ms, one thread 50 µs early: 2.5 % of the step (0.4 % of the
+         * time since tick 0): wanted */
+        ASSERT(lbomp__deque_wanted(6000000 + 5950000, 6000000, 0, 2, 5000000, tps));
+        ASSERT(!lbomp__deque_wanted(6000000 + 5950000, 6000000, 0, 2, 0, tps));
+        /* one thread: nobody to steal from */
+        ASSERT(!lbomp__deque_wanted(0, 1000000, 0, 1, 0, tps));
+        fprintf(stderr, "wanted: ok\n");
+}
+
 int main(void)
 {
         static struct lbomp__deque d;
@@ -136,5 +161,6 @@ int main(void)
         owner_takes_rest(&d, 0, 8, 0);
 
         batches();
+        test_wanted();
         return 0;
 }

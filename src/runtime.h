@@ -40,9 +40,9 @@ struct lbomp {
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
         /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
-         * that was not balanced or in which a thread stole, and after a gathering. */
+         * whose threads would have waited for the last one, and after a gathering. */
         uint64_t steal_until;
-        bool fold_steal; /* the last step stole: its timed tasks' runners are written */
+        bool fold_steal; /* the last step was armed: its timed tasks' runners are written */
         int prepare_rc;  /* the step could not start: 0 or a negative errno */
         bool begun;      /* the gathering began this step's time step (else the step's end does) */
         bool refilled;   /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):

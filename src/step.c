@@ -526,7 +526,7 @@ static void step_done(void *arg)
                  !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
                 atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
         lbomp__window_step(&lb->win, skipped, clean, timed);
-        lb->win.steal_steps += (word & W_STEAL) != 0;
+        lb->win.steal_steps += clean && (word & W_STEAL); /* of the steps the window counts */
         steal_wanted(lb);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)

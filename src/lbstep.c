@@ -196,7 +196,7 @@ static int build_snapshot(struct lbomp *lb)
 const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc)
 {
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
-        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->fold_steal);
+        lbomp__window_aggregate_pending(&lb->win, &lb->ws);
         *rc = build_snapshot(lb);
         return *rc ? NULL : lb->lbs.snap;
 }

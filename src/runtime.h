@@ -42,11 +42,10 @@ struct lbomp {
         /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
          * whose threads would have waited for the last one, and after a gathering. */
         uint64_t steal_until;
-        bool fold_steal; /* the last step was armed: its timed tasks' runners are written */
-        int prepare_rc;  /* the step could not start: 0 or a negative errno */
-        bool begun;      /* the gathering began this step's time step (else the step's end does) */
-        bool refilled;   /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
-                            the next step gathers */
+        int prepare_rc; /* the step could not start: 0 or a negative errno */
+        bool begun;     /* the gathering began this step's time step (else the step's end does) */
+        bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
+                           the next step gathers */
         /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a
          * runtime of its own made by loop.c, share the program's time steps. */
         struct lbomp__tsteps *ts;     /* the runtime's (ts_own); in a loop, its runtime's */

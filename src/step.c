@@ -172,7 +172,7 @@ static void prepare(void *arg)
         int team = omp_get_num_threads(), rc = 0;
         /* The last steps' loads and times belong to the workers as they were. */
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
-        lbomp__window_aggregate_pending(&lb->win, &lb->ws, lb->fold_steal);
+        lbomp__window_aggregate_pending(&lb->win, &lb->ws);
         lb->team_n = team;
         if (team != lb->ws.n) {
                 lbomp__log("lbomp: the team has %d thread(s) but the runtime had %d worker(s): "
@@ -321,8 +321,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
         /* The last step's times, timed task by task, into the window: each worker its own, here,
          * so that no barrier waits for it (its time slots are the other parity's this step). */
         if (word & W_FOLD)
-                lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, (int)((tag - 2) & 1),
-                                        lb->fold_steal);
+                lbomp__window_aggregate(&lb->win, &lb->ws, (int)self, (int)((tag - 2) & 1));
         it.w = w;
         it.active = 1;
         it.par = (int)(tag - 1) & 1;
@@ -511,7 +510,6 @@ static void step_done(void *arg)
         lb->begun = false;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = word_of(lb);
-        lb->fold_steal = word & W_STEAL; /* whether its thieves wrote who ran each task */
         lb->win.pending = false; /* every worker folded the step before this one as it entered */
         bool clean = skipped == 0, timed = word & W_TIMED;
         int par = (int)(lb->steps & 1);
@@ -525,8 +523,7 @@ static void step_done(void *arg)
         else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed) &&
                  !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
                 atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
-        lbomp__window_step(&lb->win, skipped, clean, timed);
-        lb->win.steal_steps += clean && (word & W_STEAL); /* of the steps the window counts */
+        lbomp__window_step(&lb->win, skipped, clean, timed, word & W_STEAL);
         steal_wanted(lb);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)
@@ -541,7 +538,7 @@ static void step_done(void *arg)
                  * is folded in first, for every worker. */
                 if (fold)
                         for (int i = 0; i < lb->ws.n; i++)
-                                lbomp__window_aggregate(&lb->win, &lb->ws, i, par, lb->fold_steal);
+                                lbomp__window_aggregate(&lb->win, &lb->ws, i, par);
                 lbomp__lb_begin(lb);
         }
         /* The next step's measurement, read by the team after this barrier; room for its record. */
@@ -641,7 +638,8 @@ static uint64_t end_tasks(lbomp_iter_t *it)
         }
         if (left) /* the step barrier's serial part reads the sum of every thread's */
                 lbomp__barrier_add(&lb->team.bar, left);
-        lbomp__barrier_mark(&lb->team.bar, now, w->stolen ? w->stolen_ticks : 0); /* steal_wanted */
+        if (lb->cfg.steal != LBOMP__STEAL_OFF) /* steal_wanted reads it */
+                lbomp__barrier_mark(&lb->team.bar, now, w->stolen ? w->stolen_ticks : 0);
         int64_t span = (int64_t)(now - w->step_t0);
         if (span < 0) {
                 w->clock_back++;

@@ -215,8 +215,10 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
         w->prev_span_s = span_s;
 }
 
-void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed)
+void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed,
+                        bool steal)
 {
+        win->stole_last = steal;
         /* lbomp__window_reserve made room for this record (the slot is there and zeroed). */
         struct lbomp__steprec *rec = lbomp__history_slot(&win->steprecs, NULL, NULL);
         lbomp__history_push(&win->steprecs);
@@ -231,6 +233,7 @@ void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean,
                 return;
         win->steps++;
         win->timed += timed;
+        win->steal_steps += steal;
 }
 
 void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
@@ -283,8 +286,9 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
 }
 
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
-                             int par, bool steal)
+                             int par)
 {
+        bool steal = win->stole_last;
         struct lbomp__worker *w = &ws->w[self];
         const uint64_t *tk = w->ticks + (size_t)par * w->cap;
         const uint32_t *rn = w->runner + (size_t)par * w->cap;
@@ -324,13 +328,12 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
         }
 }
 
-void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws,
-                                     bool steal)
+void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws)
 {
         if (!win->pending)
                 return;
         for (int i = 0; i < ws->n; i++)
-                lbomp__window_aggregate(win, ws, i, (int)(win->pending_step & 1), steal);
+                lbomp__window_aggregate(win, ws, i, (int)(win->pending_step & 1));
         win->pending = false;
 }
 

@@ -67,6 +67,7 @@ struct lbomp__window {
          * it enters the next step (lbomp__window_aggregate), or a serial part for all of them. */
         bool pending;
         uint64_t pending_step;
+        bool stole_last; /* stealing was armed in the last step recorded: its runners are written */
         /* the run's windows (lbomp_window_stats_t): the last LBOMP_HISTORY kept, recs.n counts
          * every one; the first one and the tasks stolen in those no longer kept, for the totals */
         struct lbomp__history recs;
@@ -149,10 +150,11 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
                             uint64_t step);
 /*
  * The step is over (the serial part of its barrier): its record, and, when it is `clean` (every
- * task ran), one more step in the window. Its loads are folded in later. Call
- * lbomp__window_reserve first.
+ * task ran), one more step in the window (`steal`: one in which stealing was armed). Its loads
+ * are folded in later. Call lbomp__window_reserve first.
  */
-void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed);
+void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed,
+                        bool steal);
 /* Whether the workers' rings are full: lbomp__window_fold must run in this serial part. */
 static inline bool lbomp__window_ring_full(const struct lbomp__window *win)
 {
@@ -165,14 +167,14 @@ static inline bool lbomp__window_ring_full(const struct lbomp__window *win)
  */
 void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         const struct lbomp__clock *clock);
-/* Worker `self`, after a clean timed step of parity `par`: its tasks' times into the window,
- * stolen ones (with `steal`: who ran each is in `runner`) scaled by their thief's factor. */
+/* Worker `self`, after a clean timed step of parity `par` (the last step recorded): its tasks'
+ * times into the window, stolen ones (when stealing was armed in it: who ran each is in
+ * `runner`) scaled by their thief's factor. */
 void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *ws, int self,
-                             int par, bool steal);
+                             int par);
 
 /* A serial part, with no step running: the pending timed step, for every worker. */
-void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws,
-                                     bool steal);
+void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws);
 
 /* The robust costs of worker w's tasks over the window's timed steps, seconds per step, into
  * cost[0..w->n): each task's median (mean below 3 values), rescaled so that they add up to the

@@ -374,7 +374,8 @@ static void kappa_paired(void)
                                         (uint64_t)(costs[k] * (stolen ? away[k] : 1.0));
                                 runner[par * T + t] = stolen ? 1 : 0;
                         }
-                        lbomp__window_aggregate(&win, &ws, 0, par, true);
+                        win.stole_last = true; /* a step with stealing armed */
+                        lbomp__window_aggregate(&win, &ws, 0, par);
                 }
                 lbomp__window_restart(&win, &ws, T, 0, false);
                 fprintf(stderr, "kappa: window %d (cost %g, away ×%g): %g\n", k, costs[k], away[k],

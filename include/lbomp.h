@@ -596,6 +596,7 @@ typedef struct lbomp_totals {
         double imbalance_first, imbalance_last; /* λ of the first and the last window; NAN: none */
         double locality_first;                  /* locality_before of the first LB step */
         double locality_last;                   /* locality_after of the last LB step */
+        uint64_t steal_steps; /* steps in which stealing was armed (README, "Stealing") */
 } lbomp_totals_t;
 /** Fills *out (`size` = sizeof *out). -EINVAL for NULL or size 0. */
 int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size);

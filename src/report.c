@@ -65,6 +65,7 @@ int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size)
                 .imbalance_last = wl ? wl->imbalance : NAN,
                 .locality_first = sum.steps ? sum.locality_first : NAN,
                 .locality_last = last ? last->pub.locality_after : NAN,
+                .steal_steps = lbomp__window_steal_steps(win),
         };
         return sized_copy(out, size, &t, sizeof t);
 }

@@ -81,6 +81,14 @@ uint64_t lbomp__window_stolen(const struct lbomp__window *win)
         return stolen;
 }
 
+uint64_t lbomp__window_steal_steps(const struct lbomp__window *win)
+{
+        uint64_t n = win->steal_steps_gone;
+        for (uint64_t i = win->recs.dropped; i < win->recs.n; i++)
+                n += ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))->steal_steps;
+        return n;
+}
+
 int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots)
 {
         if (lbomp__history_reserve(&win->steprecs) < 0)
@@ -613,8 +621,10 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         lbomp_window_stats_t *ws_rec = lbomp__history_slot(&win->recs, &gone, &had);
         if (!ws_rec)
                 return NULL;
-        if (had)
+        if (had) {
                 win->stolen_gone += gone.stolen;
+                win->steal_steps_gone += gone.steal_steps;
+        }
         lbomp__history_push(&win->recs);
         if (nd)
                 lbomp__history_push(&win->dom);

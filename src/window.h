@@ -69,10 +69,11 @@ struct lbomp__window {
         uint64_t pending_step;
         bool stole_last; /* stealing was armed in the last step recorded: its runners are written */
         /* the run's windows (lbomp_window_stats_t): the last LBOMP_HISTORY kept, recs.n counts
-         * every one; the first one and the tasks stolen in those no longer kept, for the totals */
+         * every one; the first one, and the tasks stolen and steps with stealing armed in those no
+         * longer kept, for the totals */
         struct lbomp__history recs;
         lbomp_window_stats_t first_rec;
-        uint64_t stolen_gone;
+        uint64_t stolen_gone, steal_steps_gone;
         /* energy: opened at create, read where windows start and end, and after steps */
         struct lbomp__energy *energy;
         double energy_t0;     /* when the counters were opened */
@@ -124,6 +125,8 @@ static inline const double *lbomp__window_domains(const struct lbomp__window *wi
 }
 /* Tasks stolen over every window of the run. */
 uint64_t lbomp__window_stolen(const struct lbomp__window *win);
+/* Steps with stealing armed over the whole run, windows no longer kept included. */
+uint64_t lbomp__window_steal_steps(const struct lbomp__window *win);
 /* The slots given to new tasks: what they measured for a removed task is forgotten. */
 void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
 /* The same for slots 0..nslots-1 (a task table rebuilt as a whole). */

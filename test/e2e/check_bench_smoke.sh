@@ -26,7 +26,7 @@ variants += [(["--policy", "greedy", "--threads", "1"], {}), (["--policy", "refi
 variants += [(["--baseline", b], {}) for b in ("omp-static", "omp-dynamic", "omp-guided", "omp-tasks")]
 keys = ("bench policy baseline threads tasks k iters period load total_s step_s_median lb_steps "
         "imbalance_first imbalance_last migrations decision_s messages topology nodes cores "
-        "locality_cost_first locality_cost_last move_cost stolen exactly_once checksum").split()
+        "locality_cost_first locality_cost_last move_cost stolen steal_steps exactly_once checksum").split()
 failed, runs, t0 = [], 0, time.time()
 for prog, args in workloads:
     sums = {}

@@ -116,7 +116,7 @@ static void runtime_keeps_three(void)
                 task[i].cost = 1;
                 ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
         }
-        uint64_t migrations = 0, stolen = 0;
+        uint64_t migrations = 0, stolen = 0, steal_steps = 0;
         double first_lambda = 0;
         size_t seen = 0, wseen = 0;
         const int nsteps = 60;
@@ -134,6 +134,7 @@ static void runtime_keeps_three(void)
                         lbomp_window_stats_t ws;
                         ASSERT_EQ(lbomp_window_get(lb, wseen, &ws, sizeof ws), 0);
                         stolen += ws.stolen;
+                        steal_steps += ws.steal_steps;
                         if (wseen == 0)
                                 first_lambda = ws.imbalance;
                 }
@@ -166,6 +167,8 @@ static void runtime_keeps_three(void)
         ASSERT_EQ(t.windows, n);
         ASSERT_EQ(t.migrations, migrations);
         ASSERT_EQ(t.stolen, stolen);
+        ASSERT_EQ(t.steal_steps, steal_steps);
+        ASSERT_GT(steal_steps, 0); /* the first step at least (README, "Stealing") */
         ASSERT_EQ(t.migrated_bytes, 64 * migrations); /* every task has 64 bytes */
         ASSERT(t.imbalance_first == first_lambda);
         ASSERT_EQ(lbomp_totals_get(lb, NULL, sizeof t), -EINVAL);

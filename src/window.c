@@ -85,7 +85,8 @@ uint64_t lbomp__window_steal_steps(const struct lbomp__window *win)
 {
         uint64_t n = win->steal_steps_gone;
         for (uint64_t i = win->recs.dropped; i < win->recs.n; i++)
-                n += ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))->steal_steps;
+                n += ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))
+                             ->steal_steps;
         return n;
 }
 

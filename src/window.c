@@ -577,12 +577,28 @@ double lbomp__window_persistent_excess(const struct lbomp__window *win,
                 }
                 avg[k] = sum / ssum;
         }
+        /* One-sided 95 % points of Student's t with n - 1 degrees of freedom, n = 2..8. */
+        static const double t95[LBOMP__EXCESS_STEPS + 1] = {0,    0,    6.31, 2.92, 2.35,
+                                                            2.13, 2.02, 1.94, 1.89};
+        uint32_t n = win->nexcess;
         double best = -INFINITY;
         for (int i = 0; i < ws->n; i++) {
-                double least = INFINITY;
-                for (uint32_t k = 0; k < win->nexcess; k++) {
+                double least = INFINITY, sum = 0, sq = 0;
+                for (uint32_t k = 0; k < n; k++) {
                         double e = timed_pred(&ws->w[i], k) - avg[k];
                         least = e < least ? e : least;
+                        sum += e;
+                        sq += e * e;
+                }
+                /* And no more than the noise of the steps allows: the mean excess less t95 of
+                 * its standard error. Equal loads measured with noise put one worker above the
+                 * mean at each of three steps once in four windows; a plan made on that moves a
+                 * task that was where it should be (2026-11-27, bench/README "Noise that moved
+                 * tasks"). */
+                if (n >= 2) {
+                        double m = sum / n, var = (sq - n * m * m) / (n - 1);
+                        double bound = m - t95[n] * sqrt(var > 0 ? var / n : 0);
+                        least = bound < least ? bound : least;
                 }
                 best = least > best ? least : best;
         }

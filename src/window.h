@@ -205,7 +205,8 @@ void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, 
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
 /* The excess that persisted over the window's timed steps, as the current speeds predict it:
  * the largest, over workers, of the least predicted time above the step's capacity-weighted mean
- * (≤ 0 when no worker stayed above it at every timed step); +inf when no timed step was kept. */
+ * and of the mean of it less t95 standard errors (≤ 0 when no worker stayed above it at every
+ * timed step, or by less than the steps' noise); +inf when no timed step was kept. */
 double lbomp__window_persistent_excess(const struct lbomp__window *win,
                                        const struct lbomp__workers *ws);
 /* λ of the workers' owned loads over the window's timed steps (what the costs of a snapshot

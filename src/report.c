@@ -54,7 +54,6 @@ int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size)
                 .migrated_bytes = sum.migrated_bytes,
                 .node_migrations = sum.node_migrations,
                 .messages = sum.messages,
-                .stolen = lbomp__window_stolen(win),
                 .data_moves = sum.data_moves,
                 .data_bytes = sum.data_bytes,
                 .decision_s = sum.decision_s,
@@ -65,8 +64,8 @@ int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size)
                 .imbalance_last = wl ? wl->imbalance : NAN,
                 .locality_first = sum.steps ? sum.locality_first : NAN,
                 .locality_last = last ? last->pub.locality_after : NAN,
-                .steal_steps = lbomp__window_steal_steps(win),
         };
+        lbomp__window_run_sums(win, &t.stolen, &t.steal_steps);
         return sized_copy(out, size, &t, sizeof t);
 }
 

@@ -72,22 +72,16 @@ void lbomp__window_init(struct lbomp__window *win, uint32_t keep)
         lbomp__history_init(&win->dom, sizeof(double), keep);
 }
 
-uint64_t lbomp__window_stolen(const struct lbomp__window *win)
+void lbomp__window_run_sums(const struct lbomp__window *win, uint64_t *stolen,
+                            uint64_t *steal_steps)
 {
-        uint64_t stolen = win->stolen_gone;
-        for (uint64_t i = win->recs.dropped; i < win->recs.n; i++)
-                stolen +=
-                        ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))->stolen;
-        return stolen;
-}
-
-uint64_t lbomp__window_steal_steps(const struct lbomp__window *win)
-{
-        uint64_t n = win->steal_steps_gone;
-        for (uint64_t i = win->recs.dropped; i < win->recs.n; i++)
-                n += ((const lbomp_window_stats_t *)lbomp__history_held(&win->recs, i))
-                             ->steal_steps;
-        return n;
+        *stolen = win->stolen_gone;
+        *steal_steps = win->steal_steps_gone;
+        for (uint64_t i = win->recs.dropped; i < win->recs.n; i++) {
+                const lbomp_window_stats_t *r = lbomp__history_held(&win->recs, i);
+                *stolen += r->stolen;
+                *steal_steps += r->steal_steps;
+        }
 }
 
 int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots)

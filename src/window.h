@@ -123,10 +123,10 @@ static inline const double *lbomp__window_domains(const struct lbomp__window *wi
                        ? (const double *)lbomp__history_at(&win->dom, i - win->dom_first)
                        : NULL;
 }
-/* Tasks stolen over every window of the run. */
-uint64_t lbomp__window_stolen(const struct lbomp__window *win);
-/* Steps with stealing armed over the whole run, windows no longer kept included. */
-uint64_t lbomp__window_steal_steps(const struct lbomp__window *win);
+/* Tasks stolen, and steps with stealing armed, over every window of the run (those no longer kept
+ * included). */
+void lbomp__window_run_sums(const struct lbomp__window *win, uint64_t *stolen,
+                            uint64_t *steal_steps);
 /* The slots given to new tasks: what they measured for a removed task is forgotten. */
 void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
 /* The same for slots 0..nslots-1 (a task table rebuilt as a whole). */

@@ -40,12 +40,14 @@ struct lbomp {
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
         /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
-         * whose threads would have waited for the last one, and after a gathering. */
+         * whose threads would have waited for the last one, and after a gathering that left the
+         * workers' loads unknown (step.c, gathering_unknown). */
         uint64_t steal_until;
-        int prepare_rc; /* the step could not start: 0 or a negative errno */
-        bool begun;     /* the gathering began this step's time step (else the step's end does) */
-        bool refilled;  /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
-                           the next step gathers */
+        uint64_t gathered_version; /* tasks.version at the last gathering */
+        int prepare_rc;            /* the step could not start: 0 or a negative errno */
+        bool begun;    /* the gathering began this step's time step (else the step's end does) */
+        bool refilled; /* the workers' arrays were rebuilt outside a step (lbomp_task_alloc):
+                          the next step gathers */
         /* Loops (loop.h): a runtime's own task set and each of its LBOMP_FOR loops, which is a
          * runtime of its own made by loop.c, share the program's time steps. */
         struct lbomp__tsteps *ts;     /* the runtime's (ts_own); in a loop, its runtime's */

@@ -65,8 +65,9 @@ static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
  * ≈ 1.2 µs of a 12 µs step, and each task taken brings its data over (bench/README, "Stealing
  * on demand"). So stealing is armed for STEAL_HOLD steps after a step whose threads would have
  * waited for the last one (lbomp__deque_wanted: more than 2 % of the step and 2 µs on average,
- * counting the thieves' time in stolen tasks as waiting saved), and after a gathering. One mark
- * per thread on the barrier's line says it (lbomp__barrier_mark).
+ * counting the thieves' time in stolen tasks as waiting saved), and after a gathering that left
+ * the loads unknown (gathering_unknown). One mark per thread on the barrier's line says it
+ * (lbomp__barrier_mark).
  */
 static void steal_wanted(struct lbomp *lb)
 {
@@ -165,11 +166,29 @@ static bool needs_costs(const struct lbomp *lb)
         return strcmp(lb->cfg.policy->name, "none") != 0 || lb->cfg.trace || lb->lbs.keep_costs;
 }
 
+/*
+ * Whether a gathering leaves the workers' loads unknown, so that the step after it steals before
+ * any step asked for it: the first step, a new team, a table rebuilt as a whole (an LBOMP_FOR
+ * loop's first chunks or new ones), or tasks added and removed since the last gathering by an
+ * eighth of the live ones or more. Otherwise the last steps still say what this one will be
+ * like, and stealing stays on demand (steal_wanted): a program that replaces a few tasks at every
+ * step, or a loop whose chunks stay, would else steal at every step, balanced or not, paying a
+ * pop and a fence per batch and a look at every victim for nothing (bench/churn, 4,096 tasks,
+ * 64 replaced per step: a step took 59 µs under auto, 49 under none, which does not steal). Moves
+ * of an LB step do not count: its plan came from the measured loads.
+ */
+static bool gathering_unknown(const struct lbomp *lb, bool fresh, bool renewed)
+{
+        uint64_t changed = lb->tasks.version - lb->gathered_version;
+        return fresh || renewed || 8 * changed >= (uint64_t)lb->tasks.nalive;
+}
+
 /* Serial part of the gathering, on the last thread to arrive: the step can start. */
 static void prepare(void *arg)
 {
         struct lbomp *lb = arg;
         int team = omp_get_num_threads(), rc = 0;
+        bool fresh = !lb->started || team != lb->ws.n, renewed = false;
         /* The last steps' loads and times belong to the workers as they were. */
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         lbomp__window_aggregate_pending(&lb->win, &lb->ws);
@@ -199,6 +218,7 @@ static void prepare(void *arg)
                 lbomp__window_forget(&lb->win, lb->tasks.added, lb->tasks.nadded);
                 if (lb->tasks.renewed)
                         lbomp__window_forget_all(&lb->win, lb->tasks.nslots);
+                renewed = lb->tasks.renewed;
                 lbomp__tasks_placed(&lb->tasks);
                 lb->refilled = false;
         }
@@ -226,7 +246,9 @@ static void prepare(void *arg)
                 (lbomp__window_timed(lb->tset.t, lbomp__tsteps_end(&lb->tset, period_of(lb))) &&
                  needs_costs(lb)) ||
                 lbomp__chunks_want_times(lb);
-        lb->steal_until = lb->steps + STEAL_HOLD;
+        if (gathering_unknown(lb, fresh, renewed))
+                lb->steal_until = lb->steps + STEAL_HOLD;
+        lb->gathered_version = lb->tasks.version;
         publish(lb, timed, false, false);
         lbomp__team_run(&lb->team, (uint32_t)team, lb->steps + 1);
 }

@@ -1,8 +1,9 @@
 /*
- * test_steal_demand.c — stealing on demand (step.c, steal_wanted): a step steals only while the
- * steps before it were imbalanced, so a balanced loop pays nothing for it, and an imbalanced one
- * keeps stealing at every step (a step that stealing balanced still wants it). Two workers, 64
- * tasks of ≈ 30 µs placed in two blocks, policy none with LBOMP_STEAL=all (nothing moves but by
+ * test_steal_demand.c — stealing on demand (step.c, steal_wanted and gathering_unknown): a step
+ * steals only while the steps before it were imbalanced, or after a gathering that left the
+ * workers' loads unknown, so a balanced loop pays nothing for it, and an imbalanced one keeps
+ * stealing at every step (a step that stealing balanced still wants it). Two workers, 64 tasks
+ * of ≈ 30 µs placed in two blocks, policy none with LBOMP_STEAL=all (nothing moves but by
  * stealing), 60 steps, LB period 10:
  *   balanced  every task costs the same: stealing is armed in the first steps, then only after a
  *             step whose threads ended more than 2 % of it apart, which other processes may
@@ -12,11 +13,22 @@
  *             77 when no window was that quiet. Another process that delays a thread's start or
  *             its arrival (not its tasks) arms stealing, rightly, without showing in these λ:
  *             on a loaded machine this case can fail (two `yes` beside it did, 2 runs of 4)
+ *   churn     the same, but before every step 2 tasks are removed and 2 added (a program that
+ *             refines and coarsens a little at every step): 4 changes of 64 tasks do not make
+ *             the loads unknown, so the same bound holds (before, every such gathering armed
+ *             stealing: every step)
+ *   loop      the same balanced work as an LBOMP_FOR loop (64 indices) in the program's parallel
+ *             region: a loop whose chunks stay is judged like a task set, same bound (before,
+ *             every run of a loop armed stealing)
+ *   renew     8 of the 64 tasks replaced before every step (16 changes, an eighth of the live
+ *             tasks and more): every step is armed
  *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
  *             armed and every window steals, and what the threads carried per step stays below
  *             1.2 in the last windows while their own loads say 1.5 or more
- * Judged on the recorded windows, not on speed. Usage: test_steal_demand balanced|hot
+ * Judged on the recorded windows, not on speed. Usage: test_steal_demand MODE
  */
+#include <omp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,62 +40,100 @@
 #define STEPS  60
 
 static double x[NT];
+static lbomp_id_t ids[NT];
 static int heavy;
 
 static void cb(void *data, lbomp_id_t id, void *arg)
 {
         (void)arg;
-        test_spin(data, (heavy && id < NT / 2 ? 4 : 1) * 20000L);
+        double *p = data;
+        test_spin(data, (heavy && p - x < NT / 2 ? 4 : 1) * 20000L);
+        (void)id;
+}
+
+/* Tasks k, k + stride, ... (n of them) removed and added again: new ids, the same work. */
+static void replace(lbomp_t *lb, int first, int n, int stride)
+{
+        for (int j = 0; j < n; j++) {
+                int k = (first + j * stride) % NT;
+                ASSERT_EQ(lbomp_task_remove(lb, ids[k]), 0);
+                ASSERT_EQ(lbomp_task_add(lb, &x[k], 64, LBOMP_NODE_ANY, &ids[k]), 0);
+        }
 }
 
 int main(int argc, char **argv)
 {
         ASSERT(argc > 1);
-        heavy = strcmp(argv[1], "hot") == 0;
-        ASSERT(heavy || strcmp(argv[1], "balanced") == 0);
+        const char *mode = argv[1];
+        heavy = strcmp(mode, "hot") == 0;
+        bool churn = strcmp(mode, "churn") == 0, renew = strcmp(mode, "renew") == 0,
+             loop = strcmp(mode, "loop") == 0;
+        ASSERT(heavy || churn || renew || loop || strcmp(mode, "balanced") == 0);
+        bool every = heavy || renew; /* every step armed */
         setenv("LBOMP_STEAL", "all", 1);
         lbomp_t *lb;
         ASSERT_EQ(lbomp_create(&lb), 0);
         ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
         ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
         ASSERT_EQ(lbomp_set_period(lb, PERIOD), 0);
-        for (int i = 0; i < NT; i++) /* ids 0..31 on the first worker, in a block */
-                ASSERT_EQ(lbomp_task_add(lb, &x[i], 64, LBOMP_NODE_ANY, NULL), 0);
-        for (int s = 0; s < STEPS; s++)
-                ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
-        size_t nw = lbomp_window_count(lb), armed = 0, judged = 0;
+        const lbomp_t *h = lb;
+        if (loop) {
+                omp_set_num_threads(2);
+                for (int s = 0; s < STEPS; s++) {
+#pragma omp parallel
+                        LBOMP_FOR (lb, "spin", i, 0, NT) {
+                                test_spin(&x[i], 20000L);
+                        }
+                        ASSERT_EQ(lbomp_last_step(lb), 0);
+                }
+                h = lbomp_loop(lb, "spin");
+                ASSERT(h != NULL);
+        } else {
+                for (int i = 0; i < NT; i++) /* 0..31 on the first worker, in a block */
+                        ASSERT_EQ(lbomp_task_add(lb, &x[i], 64, LBOMP_NODE_ANY, &ids[i]), 0);
+                for (int s = 0; s < STEPS; s++) {
+                        if (s > 0 && churn)
+                                replace(lb, 2 * s, 2, NT / 2);
+                        if (s > 0 && renew)
+                                replace(lb, s, 8, NT / 8);
+                        ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
+                }
+        }
+        size_t nw = lbomp_window_count(h), armed = 0, judged = 0;
         double prev_max = 0;
         ASSERT_EQ(nw, STEPS / PERIOD);
         for (size_t i = 0; i < nw; i++) {
                 lbomp_window_stats_t w;
-                ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
+                ASSERT_EQ(lbomp_window_get(h, i, &w, sizeof w), 0);
                 printf("%s, window %zu: stealing armed in %llu of %llu steps, %llu stolen, per "
                        "step: owned λ %.3f (max %.3f), carried %.3f\n",
-                       argv[1], i, (unsigned long long)w.steal_steps, (unsigned long long)w.steps,
+                       mode, i, (unsigned long long)w.steal_steps, (unsigned long long)w.steps,
                        (unsigned long long)w.stolen, w.imbalance_step_mean, w.imbalance_step_max,
                        w.imbalance_run_step_mean);
-                if (heavy) {
+                if (every)
                         ASSERT_EQ(w.steal_steps, w.steps);
+                if (heavy) {
                         ASSERT_GT(w.stolen, 0);
                         if (i >= 2) {
                                 ASSERT_DGE(w.imbalance_step_mean, 1.5);
                                 ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
                         }
-                } else if (i >= 1 && w.imbalance_step_max <= 1.02 && prev_max <= 1.02) {
+                } else if (!every && i >= 1 && w.imbalance_step_max <= 1.02 && prev_max <= 1.02) {
                         armed += w.steal_steps;
                         judged += w.steps;
                 }
                 prev_max = w.imbalance_step_max;
         }
-        if (!heavy && !judged) {
-                printf("steal_demand balanced: skipped, no window after the first was balanced "
-                       "step by step (a loaded machine)\n");
+        if (!every && !judged) {
+                printf("steal_demand %s: skipped, no window after the first was balanced step by "
+                       "step (a loaded machine)\n",
+                       mode);
                 lbomp_destroy(lb);
                 return 77;
         }
-        if (!heavy)
+        if (!every)
                 ASSERT_LE(armed, judged / 2); /* a thread woken late arms it too (up to 1 in 4) */
         lbomp_destroy(lb);
-        printf("steal_demand %s: ok\n", argv[1]);
+        printf("steal_demand %s: ok\n", mode);
         return 0;
 }

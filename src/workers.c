@@ -4,6 +4,7 @@
  * except binding, which each thread does for itself the first time it runs.
  */
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,38 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost)
                 }
                 w->pcost_ok = true;
         }
+        ws->costs_off = 0;
+}
+
+bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
+{
+        double pred = 0, meas = 0;
+        int n = 0;
+        for (int i = 0; i < ws->n; i++) {
+                const struct lbomp__worker *w = &ws->w[i];
+                if (!w->pcost_ok)
+                        continue;
+                pred += w->pcost[w->n];
+                meas += w->win_owned_s;
+                n++;
+        }
+        if (n < 2 || !(pred > 0) || !(meas > 0)) {
+                ws->costs_off = 0;
+                return false;
+        }
+        bool off = false;
+        for (int i = 0; i < ws->n && !off; i++) {
+                const struct lbomp__worker *w = &ws->w[i];
+                if (w->pcost_ok)
+                        off = fabs(w->pcost[w->n] / pred - w->win_owned_s / meas) * n > err;
+        }
+        ws->costs_off = off ? ws->costs_off + 1 : 0;
+        if (ws->costs_off < 2)
+                return false;
+        for (int i = 0; i < ws->n; i++)
+                ws->w[i].pcost_ok = false;
+        ws->costs_off = 0;
+        return true;
 }
 
 void lbomp__workers_bind(struct lbomp__workers *ws, int wi, const struct lbomp__topo *topo,

@@ -118,6 +118,7 @@ struct lbomp__workers {
         bool oversubscribed;       /* more workers than PUs we may run on */
         enum lbomp__speeds speeds; /* LBOMP_SPEEDS: off leaves every speed 1.0 */
         bool verbose;              /* LBOMP_VERBOSE: a line when a speed changes */
+        uint32_t costs_off;        /* windows in a row whose loads the costs did not match */
 };
 
 /*
@@ -143,6 +144,16 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks);
  * batches of a step. One thread, no step running.
  */
 void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
+/*
+ * Drops the workers' costs (pcost_ok) when the loads they add up to no longer say how the load is
+ * spread: some worker's share of what the costs predict and its share of what it owned over the
+ * window (win_owned_s) differ by more than `err` of the mean load, in two windows in a row (one
+ * alone may be a thread kept from its core for a while). Costs that put
+ * a hotspot on a worker it has left make its owner cut small batches of light tasks and thieves
+ * pass over heavy ones as not worth a steal; cut by count, batches leave that to the thieves.
+ * Returns whether it dropped them. One thread, no step running.
+ */
+bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err);
 /* Binds the calling thread to worker w's core, once (not with a profile, a flat host, or when
  * OpenMP binds because the user set OMP_PROC_BIND/OMP_PLACES). */
 void lbomp__workers_bind(struct lbomp__workers *ws, int w, const struct lbomp__topo *topo,

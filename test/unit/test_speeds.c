@@ -11,6 +11,7 @@
  *  - kappa from paired timed runs, and what a stolen task is charged to its owner;
  *  - the persistent excess the pays check reads: what stayed above the mean at every timed step,
  *    and no more than the steps' noise allows;
+ *  - costs dropped when the load they add up to per worker no longer matches the window's;
  *  - CPU kinds: the prior speeds of the rule, and the hybrid profile's cores through the library;
  *  - a version-1 trace still reads, with every speed 1.0.
  * Usage: test_speeds PROFILES_DIR TRACE_V1_FILE
@@ -453,6 +454,60 @@ static void persistent_excess(void)
         ASSERT(fabs(excess_of((const double[]){0.10, 0.10, 0.10}) - 1e-4) < 1e-12);
 }
 
+/* Two workers whose costs (prefix sums of 4 tasks each) add up to pred[w], and whose owned load
+ * over each of two windows was owned[w]: whether lbomp__workers_costs_check drops the costs (it
+ * judges the first window alone as "not yet"). */
+static bool costs_dropped(const double pred[2], const double owned[2])
+{
+        double pc[2][5];
+        struct lbomp__worker pair[2] = {{.n = 4}, {.n = 4}};
+        struct lbomp__workers ws = {.n = 2, .w = pair};
+        for (int w = 0; w < 2; w++) {
+                pc[w][0] = 0;
+                for (int k = 1; k <= 4; k++)
+                        pc[w][k] = pred[w] * k / 4;
+                pair[w].pcost = pc[w];
+                pair[w].pcost_ok = true;
+                pair[w].win_owned_s = owned[w];
+        }
+        ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
+        ASSERT(pair[0].pcost_ok && pair[1].pcost_ok);
+        bool dropped = lbomp__workers_costs_check(&ws, 0.10);
+        ASSERT_EQ(pair[0].pcost_ok, !dropped);
+        ASSERT_EQ(pair[1].pcost_ok, !dropped);
+        return dropped;
+}
+
+static void stale_costs(void)
+{
+        /* the hotspot stayed where the costs put it, the machine 1.5x slower: kept */
+        ASSERT(!costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){21e-3, 9e-3}));
+        /* balanced by the plan, and measured so within 8 % of the mean: kept */
+        ASSERT(!costs_dropped((const double[]){1e-3, 1e-3}, (const double[]){10.4e-3, 9.6e-3}));
+        /* the hotspot moved to the other worker: dropped */
+        ASSERT(costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){8e-3, 12e-3}));
+        /* balanced costs, and the load ran 1.3 : 0.7 over the window: dropped */
+        ASSERT(costs_dropped((const double[]){1e-3, 1e-3}, (const double[]){13e-3, 7e-3}));
+        /* one window off, the next as predicted: kept (a thread kept from its core a while) */
+        {
+                double pc[2][2] = {{0, 1e-3}, {0, 1e-3}};
+                struct lbomp__worker pair[2] = {{.n = 1, .pcost = pc[0], .pcost_ok = true},
+                                                {.n = 1, .pcost = pc[1], .pcost_ok = true}};
+                struct lbomp__workers ws = {.n = 2, .w = pair};
+                pair[0].win_owned_s = 2e-3;
+                pair[1].win_owned_s = 10e-3;
+                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
+                pair[0].win_owned_s = pair[1].win_owned_s = 10e-3;
+                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
+                pair[0].win_owned_s = 2e-3;
+                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
+                ASSERT(pair[0].pcost_ok && pair[1].pcost_ok);
+        }
+        /* nothing measured: kept (nothing to judge them by) */
+        ASSERT(!costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){0, 0}));
+        fprintf(stderr, "stale costs: ok\n");
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 3)
@@ -466,6 +521,7 @@ int main(int argc, char **argv)
         kappa_paired();
         steal_charge();
         persistent_excess();
+        stale_costs();
         kinds(argv[1]);
         trace_v1(argv[2]);
         fprintf(stderr, "test_speeds: ok\n");

@@ -114,6 +114,27 @@ def simulate(a):
     print("  worst: " + "; ".join(f"{r:.2f} ({k}: {c})" for r, k, c in worst[:3]))
 
 
+def mann_whitney_p(a, b):
+    """Two-sided p-value of the Mann-Whitney U test that samples a and b come from one
+    distribution (normal approximation with continuity correction; ties share their ranks)."""
+    n, m = len(a), len(b)
+    if n < 2 or m < 2:
+        return float("nan")
+    pooled = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
+    ranks, i = [0.0] * len(pooled), 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    u = sum(r for r, (_, g) in zip(ranks, pooled) if g == 0) - n * (n + 1) / 2
+    mu, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
+    z = (abs(u - mu) - 0.5) / sd
+    return max(0.0, min(1.0, math.erfc(max(z, 0) / math.sqrt(2))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -159,9 +180,10 @@ def main():
             if v not in pols:
                 pols.append(v)
     fixed = [p for p in pols if p != "auto"]
-    print("| workload | " + " | ".join(pols) + " | best fixed | auto / best | auto's rank | checksum = none |")
-    print("|---|" + "---|" * (len(pols) + 4))
-    n = fastest = second = within = 0
+    print("| workload | " + " | ".join(pols)
+          + " | best fixed | auto / best | auto's rank | p (auto = best) | checksum = none |")
+    print("|---|" + "---|" * (len(pols) + 5))
+    n = fastest = second = within = slower = 0
     ratios = {p: [] for p in fixed}
     misses = []
     for w, vs in by.items():
@@ -172,6 +194,10 @@ def main():
         order = sorted(med, key=med.get)
         rank = order.index("auto") + 1
         ratio = med["auto"] / med[best]
+        # whether auto's runs and the best fixed policy's differ beyond the noise of their repeats
+        pv = mann_whitney_p([float(r["total_s"]) for r in vs["auto"]],
+                            [float(r["total_s"]) for r in vs[best]])
+        slower += ratio > 1 and pv < 0.05
         cs = {r["checksum"] for r in vs["auto"]} | {r["checksum"] for r in vs.get("none", [])}
         same = "yes" if len(cs) <= 1 else "NO"
         n += 1
@@ -184,7 +210,7 @@ def main():
             if p in med:
                 ratios[p].append(med["auto"] / med[p])
         cells = " | ".join(f"{med[p]:.4g}" if p in med else "-" for p in pols)
-        print(f"| {w} | {cells} | {best} | {ratio:.3f} | {rank} of {len(med)} | {same} |")
+        print(f"| {w} | {cells} | {best} | {ratio:.3f} | {rank} of {len(med)} | {pv:.2f} | {same} |")
     print()
     if meta:
         print(f"bench/run: {meta.get('cmdline')}, {meta.get('date')}, load average "
@@ -194,6 +220,10 @@ def main():
           f"{fastest + second} of {n} ({(fastest + second) / max(n, 1) * 100:.0f} %); within "
           f"1.03 x the best fixed policy on {within} of {n}"
           + (f"; above it: {', '.join(misses)}" if misses else ""))
+    print(f"auto slower than the best fixed policy beyond the noise of the repeats (Mann-Whitney, "
+          f"p < 0.05, against the best chosen after the fact) on {slower} of {n}; were all "
+          f"{len(pols)} variants the same, auto would be fastest or second on "
+          f"{200 / max(len(pols), 1):.0f} % of the workloads by chance")
     gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     print("geometric mean of auto's time over each fixed policy's: "
           + ", ".join(f"{p} {gm(ratios[p]):.3f}" for p in fixed))

@@ -148,10 +148,10 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
  * Drops the workers' costs (pcost_ok) when the loads they add up to no longer say how the load is
  * spread: some worker's share of what the costs predict and its share of what it owned over the
  * window (win_owned_s) differ by more than `err` of the mean load, in two windows in a row (one
- * alone may be a thread kept from its core for a while). Costs that put
- * a hotspot on a worker it has left make its owner cut small batches of light tasks and thieves
- * pass over heavy ones as not worth a steal; cut by count, batches leave that to the thieves.
- * Returns whether it dropped them. One thread, no step running.
+ * alone may be a thread kept from its core for a while). Costs that put a hotspot on a worker it
+ * has left make its owner cut small batches of light tasks and thieves pass over heavy ones as
+ * not worth a steal; cut by count, batches leave that to the thieves. Returns whether it dropped
+ * them. One thread, no step running.
  */
 bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err);
 /* Binds the calling thread to worker w's core, once (not with a profile, a flat host, or when

@@ -12,6 +12,12 @@ and checks that all checksums of a workload are equal. The raw runs go to --csv 
   python3 bench/defaults.py --build build --repeats 5 --quick \\
       --variants default,LBOMP_STEAL=off,LBOMP_STEAL=all
 
+With --by-face, `bench/l2share` (0.1 s: whether the two CPUs now share their caches; ratio below
+2 "near", above "far", bench/README *The two faces*) runs before every workload's block of runs
+and after the last, and one more table per face keeps each workload's blocks that began and ended
+in that face (so a repeat whose face changed halfway still counts for the workloads it ran whole
+in one face).
+
 A variant `build:DIR` is the default configuration of another build folder (DIR/bench/...), to
 compare two commits interleaved:
 
@@ -22,6 +28,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -41,6 +48,16 @@ def strip_period(args):
             continue
         out.append(a)
     return out
+
+
+def l2probe(a):
+    """bench/l2share's ratio (lines another CPU wrote against one's own), None without it."""
+    exe = os.path.join(a.build, "bench", "l2share")
+    if not os.path.exists(exe):
+        return None
+    p = subprocess.run([exe], capture_output=True, text=True)
+    m = re.search(r"ratio ([0-9.]+)", p.stdout)
+    return float(m.group(1)) if p.returncode == 0 and m else None
 
 
 def variant_env(v):
@@ -68,8 +85,8 @@ def main():
                     help="comma-separated: default, or LBOMP_X=value[+LBOMP_Y=value]")
     ap.add_argument("--csv", help="write every run here")
     ap.add_argument("--by-face", action="store_true",
-                    help="also one table per face, of the repeats whose probes before and after "
-                    "agree (near < 1.5 ≤ far)")
+                    help="also one table per face: each workload's blocks of runs whose l2share "
+                    "probes before and after agree (near < 2 ≤ far)")
     a = ap.parse_args()
     variants = a.variants.split(",")
     names = [w for w in WORKLOADS if not a.only or w in a.only]
@@ -78,8 +95,13 @@ def main():
     total = a.repeats * len(names) * (len(variants) + len(BASELINES))
     done = 0
     probes = [probe(a)]  # the machine's face (runner.probe) before repeat 1 and after each
+    l2 = []  # with --by-face: l2share before every workload's block, and after the last
     for r in range(a.repeats):
         for w in names:
+            if a.by_face:
+                l2.append(l2probe(a))
+                for x in rows[-(len(variants) + len(BASELINES)):] if rows else []:
+                    x["l2_after"] = l2[-1]
             binary, quick, full = WORKLOADS[w]
             wargs = (quick if a.quick else full).split()
             for v in variants + BASELINES:
@@ -101,6 +123,7 @@ def main():
                              f"{p.stderr}")
                 d = json.loads(p.stdout.strip().splitlines()[-1])
                 rows.append(dict(workload=w, variant=v, repeat=r, probe=probes[-1],
+                                 l2_before=l2[-1] if l2 else None, l2_after=None,
                                  total_s=d["total_s"],
                                  checksum=d["checksum"], stolen=d.get("stolen", 0),
                                  migrations=d.get("migrations", 0),
@@ -110,6 +133,10 @@ def main():
         for x in rows:
             if x["repeat"] == r:
                 x["probe_after"] = probes[-1]
+    if a.by_face:
+        l2.append(l2probe(a))
+        for x in rows[-(len(variants) + len(BASELINES)):]:
+            x["l2_after"] = l2[-1]
     sys.stderr.write("\r" + " " * 80 + "\r")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
@@ -123,14 +150,20 @@ def main():
           "\n")
     table(rows, names, variants, f"{a.repeats} interleaved repeats")
     if a.by_face:
-        face = lambda x: None if x is None else "far" if x >= 1.5 else "near"
+        if None in l2:
+            print("\n--by-face: bench/l2share did not run (not built?): no table per face")
+        face = lambda x: None if x is None else "far" if x >= 2 else "near"
+        print(f"\nl2share ratio before each workload's block: "
+              f"{' '.join('–' if x is None else f'{x:.1f}' for x in l2)}")
         for f in ("near", "far"):
-            rs = [x for x in rows if face(x["probe"]) == f and face(x["probe_after"]) == f]
-            reps = sorted({x["repeat"] for x in rs})
-            if reps:
+            rs = [x for x in rows if face(x["l2_before"]) == f and face(x["l2_after"]) == f]
+            n = {w: len({x["repeat"] for x in rs if x["workload"] == w}) for w in names}
+            if rs:
                 print(f"\nface {f}:\n")
-                table(rs, names, variants, f"the {len(reps)} repeats in face {f} "
-                      f"({', '.join(str(r + 1) for r in reps)})")
+                table(rs, [w for w in names if n[w]], variants,
+                      f"the blocks that began and ended in face {f}: "
+                      f"{min(x for x in n.values() if x)}–{max(n.values())} repeats per workload "
+                      f"(by workload: {', '.join(f'{w} {k}' for w, k in n.items())})")
     print(f"\n{a.threads} threads{', quick sizes' if a.quick else ''}; checksums "
           f"{'all equal' if not bad else 'DIFFER in ' + ', '.join(bad)}")
     sys.exit(1 if bad else 0)

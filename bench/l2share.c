@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "bench.h"
 
 enum { LINE = 64 };
 
@@ -28,13 +29,6 @@ static size_t nlines;
 static int rounds, cpu_b;
 static atomic_int phase;
 static volatile double sink;
-
-static double now(void)
-{
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int pin(int cpu)
 {
@@ -53,11 +47,11 @@ static void write_lines(void)
 /* One read of every line: its time in seconds. */
 static double read_lines(void)
 {
-        double t = now(), s = 0;
+        double t = bench_now_s(), s = 0;
         for (size_t i = 0; i < nlines; i++)
                 s += buf[i * (LINE / sizeof(double))];
         sink = s;
-        return now() - t;
+        return bench_now_s() - t;
 }
 
 static void *writer(void *arg)
@@ -74,12 +68,6 @@ static void *writer(void *arg)
                 atomic_store(&phase, 2 * k + 2);
         }
         return NULL;
-}
-
-static int cmp(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -131,9 +119,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "l2share: cannot run on CPU %d\n", cpu_b);
                 return 1;
         }
-        qsort(own, (size_t)rounds, sizeof *own, cmp);
-        qsort(cross, (size_t)rounds, sizeof *cross, cmp);
-        double o = own[rounds / 2], c = cross[rounds / 2];
+        double o = bench_median(own, rounds), c = bench_median(cross, rounds);
         printf("l2share: CPUs %d and %d, %ld KiB, %d rounds, medians: own lines %.2f ns per line, "
                "lines the other CPU wrote %.2f ns per line: ratio %.2f\n",
                cpu_a, cpu_b, kib, rounds, o / (double)nlines * 1e9, c / (double)nlines * 1e9,

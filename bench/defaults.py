@@ -95,13 +95,11 @@ def main():
     total = a.repeats * len(names) * (len(variants) + len(BASELINES))
     done = 0
     probes = [probe(a)]  # the machine's face (runner.probe) before repeat 1 and after each
-    l2 = []  # with --by-face: l2share before every workload's block, and after the last
+    # with --by-face: l2share before the first workload's block and after each one
+    l2 = [l2probe(a)] if a.by_face else []
     for r in range(a.repeats):
         for w in names:
-            if a.by_face:
-                l2.append(l2probe(a))
-                for x in rows[-(len(variants) + len(BASELINES)):] if rows else []:
-                    x["l2_after"] = l2[-1]
+            block = len(rows)
             binary, quick, full = WORKLOADS[w]
             wargs = (quick if a.quick else full).split()
             for v in variants + BASELINES:
@@ -129,14 +127,14 @@ def main():
                                  migrations=d.get("migrations", 0),
                                  command=" ".join(cmd) if v in BASELINES else " ".join(
                                      [f"{k}={x}" for k, x in variant_env(v).items()] + cmd)))
+            if a.by_face:
+                l2.append(l2probe(a))
+                for x in rows[block:]:
+                    x["l2_after"] = l2[-1]
         probes.append(probe(a))
         for x in rows:
             if x["repeat"] == r:
                 x["probe_after"] = probes[-1]
-    if a.by_face:
-        l2.append(l2probe(a))
-        for x in rows[-(len(variants) + len(BASELINES)):]:
-            x["l2_after"] = l2[-1]
     sys.stderr.write("\r" + " " * 80 + "\r")
     if a.csv:
         with open(a.csv, "w", newline="") as f:

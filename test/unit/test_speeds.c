@@ -454,28 +454,42 @@ static void persistent_excess(void)
         ASSERT(fabs(excess_of((const double[]){0.10, 0.10, 0.10}) - 1e-4) < 1e-12);
 }
 
-/* Two workers whose costs (prefix sums of 4 tasks each) add up to pred[w], and whose owned load
- * over each of two windows was owned[w]: whether lbomp__workers_costs_check drops the costs (it
- * judges the first window alone as "not yet"). */
+/* Two workers whose costs (prefix sums of 4 tasks each) add up to pred[w]. */
+struct pair_costs {
+        double pc[2][5];
+        struct lbomp__worker w[2];
+        struct lbomp__workers ws;
+};
+
+static void pair_init(struct pair_costs *p, const double pred[2])
+{
+        *p = (struct pair_costs){.ws = {.n = 2, .w = p->w}};
+        for (int w = 0; w < 2; w++) {
+                for (int k = 1; k <= 4; k++)
+                        p->pc[w][k] = pred[w] * k / 4;
+                p->w[w] = (struct lbomp__worker){.n = 4, .pcost = p->pc[w], .pcost_ok = true};
+        }
+}
+
+/* One window's end at which worker w owned owned[w]: whether the costs were dropped. */
+static bool pair_window(struct pair_costs *p, const double owned[2])
+{
+        p->w[0].win_owned_s = owned[0];
+        p->w[1].win_owned_s = owned[1];
+        bool dropped = lbomp__workers_costs_check(&p->ws, 0.10);
+        ASSERT_EQ(p->w[0].pcost_ok, !dropped);
+        ASSERT_EQ(p->w[1].pcost_ok, !dropped);
+        return dropped;
+}
+
+/* The same owned loads over two windows: whether the costs are dropped (the first window alone
+ * is judged "not yet"). */
 static bool costs_dropped(const double pred[2], const double owned[2])
 {
-        double pc[2][5];
-        struct lbomp__worker pair[2] = {{.n = 4}, {.n = 4}};
-        struct lbomp__workers ws = {.n = 2, .w = pair};
-        for (int w = 0; w < 2; w++) {
-                pc[w][0] = 0;
-                for (int k = 1; k <= 4; k++)
-                        pc[w][k] = pred[w] * k / 4;
-                pair[w].pcost = pc[w];
-                pair[w].pcost_ok = true;
-                pair[w].win_owned_s = owned[w];
-        }
-        ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
-        ASSERT(pair[0].pcost_ok && pair[1].pcost_ok);
-        bool dropped = lbomp__workers_costs_check(&ws, 0.10);
-        ASSERT_EQ(pair[0].pcost_ok, !dropped);
-        ASSERT_EQ(pair[1].pcost_ok, !dropped);
-        return dropped;
+        struct pair_costs p;
+        pair_init(&p, pred);
+        ASSERT(!pair_window(&p, owned));
+        return pair_window(&p, owned);
 }
 
 static void stale_costs(void)
@@ -489,20 +503,11 @@ static void stale_costs(void)
         /* balanced costs, and the load ran 1.3 : 0.7 over the window: dropped */
         ASSERT(costs_dropped((const double[]){1e-3, 1e-3}, (const double[]){13e-3, 7e-3}));
         /* one window off, the next as predicted: kept (a thread kept from its core a while) */
-        {
-                double pc[2][2] = {{0, 1e-3}, {0, 1e-3}};
-                struct lbomp__worker pair[2] = {{.n = 1, .pcost = pc[0], .pcost_ok = true},
-                                                {.n = 1, .pcost = pc[1], .pcost_ok = true}};
-                struct lbomp__workers ws = {.n = 2, .w = pair};
-                pair[0].win_owned_s = 2e-3;
-                pair[1].win_owned_s = 10e-3;
-                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
-                pair[0].win_owned_s = pair[1].win_owned_s = 10e-3;
-                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
-                pair[0].win_owned_s = 2e-3;
-                ASSERT(!lbomp__workers_costs_check(&ws, 0.10));
-                ASSERT(pair[0].pcost_ok && pair[1].pcost_ok);
-        }
+        struct pair_costs p;
+        pair_init(&p, (const double[]){1e-3, 1e-3});
+        ASSERT(!pair_window(&p, (const double[]){2e-3, 10e-3}));
+        ASSERT(!pair_window(&p, (const double[]){10e-3, 10e-3}));
+        ASSERT(!pair_window(&p, (const double[]){2e-3, 10e-3}));
         /* nothing measured: kept (nothing to judge them by) */
         ASSERT(!costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){0, 0}));
         fprintf(stderr, "stale costs: ok\n");

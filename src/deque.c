@@ -1,34 +1,69 @@
 /*
- * deque.c — a worker's task deque for one step: Chase-Lev over positions, with monotonic indices
- * (deque.h says why) and batched pops by the owner.
+ * deque.c — a worker's task deque for one step: one index range over its positions, with
+ * monotonic indices (deque.h says why), in one of two modes chosen by the owner when it arms it:
+ * the thieves claim the owner's next positions (front) or its last ones (tail); deque.h says when
+ * each.
  *
- * Memory orders follow Lê, Pop, Cohen and Zappa Nardelli, "Correct and efficient work-stealing for
- * weak memory models" (PPoPP 2013); each fence names the one it pairs with. A batch pop is the
- * paper's pop with bottom lowered by k instead of 1: after the fence, every index above the top
- * it reads is the owner's, and the index equal to it, if in the batch, is raced for with the
- * thieves' compare-and-swap, exactly as the paper's last item.
+ * Claims of the top index are compare-and-swaps, the thieves' in both modes and the owner's in
+ * front mode, so no two take one index. In tail mode the owner takes from the bottom with batch
+ * pops as in Chase-Lev, with the memory orders of Lê, Pop, Cohen and Zappa Nardelli, "Correct and
+ * efficient work-stealing for weak memory models" (PPoPP 2013); each fence names the one it pairs
+ * with. A batch pop is the paper's pop with bottom lowered by k instead of 1: after the fence,
+ * every index above the top it reads is the owner's, and the index equal to it, if in the batch,
+ * is raced for with the thieves' compare-and-swap, exactly as the paper's last item.
+ *
+ * The content's mode and base change only when the owner arms an empty deque; a thief's acquire
+ * read of bottom pairs with that release store, so what it reads of them is that content's or a
+ * later one's, and a later one means top moved past what it read: its claim fails (and whatever
+ * mix of two contents it read, it reads the costs only within their bounds).
  */
 #include "deque.h"
 
-void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n)
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n, bool front)
 {
         /* Empty: top == bottom, and no thief can move top (its CAS needs top < bottom). Index j
-         * stands for position last - j, so [t, t + n) stand for first + n - 1 down to first. */
+         * stands for position base + j (front) or base - j (tail), so [t, t + n) stand for first
+         * .. first + n - 1 in the order in which the thieves take them. */
         int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-        atomic_store_explicit(&d->last, t + n - 1 + first, memory_order_relaxed);
-        /* Release: a thief that reads this bottom (acquire in steal) sees `last`. */
+        atomic_store_explicit(&d->base, front ? first - t : t + n - 1 + first,
+                              memory_order_relaxed);
+        atomic_store_explicit(&d->front, front, memory_order_relaxed);
+        /* Release: a thief that reads this bottom (acquire in steal) sees base and front. */
         atomic_store_explicit(&d->bottom, t + n, memory_order_release);
 }
 
-int64_t lbomp__deque_size(struct lbomp__deque *d)
+int64_t lbomp__deque_next(struct lbomp__deque *d, int64_t *pos)
 {
-        int64_t n = atomic_load_explicit(&d->bottom, memory_order_relaxed) -
-                    atomic_load_explicit(&d->top, memory_order_relaxed);
-        return n > 0 ? n : 0;
+        int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+        int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+        int64_t base = atomic_load_explicit(&d->base, memory_order_relaxed);
+        *pos = atomic_load_explicit(&d->front, memory_order_relaxed) ? base + t : base - (b - 1);
+        return b > t ? b - t : 0;
+}
+
+/* Front mode: the owner claims from the top like a thief, k at a time. */
+static int64_t pop_front(struct lbomp__deque *d, int64_t k, int64_t *first)
+{
+        int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+        int64_t base = atomic_load_explicit(&d->base, memory_order_relaxed);
+        int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+        for (;;) {
+                if (t >= b)
+                        return 0;
+                int64_t got = b - t < k ? b - t : k;
+                /* On failure t is the new top, a thief's claim: retry from there. */
+                if (atomic_compare_exchange_weak_explicit(
+                            &d->top, &t, t + got, memory_order_relaxed, memory_order_relaxed)) {
+                        *first = base + t;
+                        return got;
+                }
+        }
 }
 
 int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first)
 {
+        if (atomic_load_explicit(&d->front, memory_order_relaxed))
+                return pop_front(d, k, first);
         int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
         int64_t nb = b - k;
         atomic_store_explicit(&d->bottom, nb, memory_order_relaxed);
@@ -36,7 +71,7 @@ int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first)
          * see its higher top. */
         atomic_thread_fence(memory_order_seq_cst);
         int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-        int64_t last = atomic_load_explicit(&d->last, memory_order_relaxed);
+        int64_t last = atomic_load_explicit(&d->base, memory_order_relaxed);
         if (t < nb) { /* the whole batch [nb, b) is ours */
                 *first = last - (b - 1);
                 return k;
@@ -64,21 +99,25 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
                                            int64_t n, double kappa)
 {
         int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-        /* Pairs with the seq_cst fence in pop. */
+        /* Pairs with the seq_cst fence in pop (tail mode). */
         atomic_thread_fence(memory_order_seq_cst);
-        /* Acquire pairs with the release store of bottom in arm: `last` is that content's. */
+        /* Acquire pairs with the release store of bottom in arm: base and front are that
+         * content's. */
         int64_t b = atomic_load_explicit(&d->bottom, memory_order_acquire);
         if (t >= b)
                 return LBOMP__EMPTY;
-        int64_t last = atomic_load_explicit(&d->last, memory_order_relaxed);
-        /* The owner's positions left are last - (b - 1) .. last - t, the one at the top last. A
-         * bottom the owner is lowering reads as less left: then it keeps its item. A top read in
-         * an earlier content than `last` may point anywhere (its claim would fail): pass. */
+        int64_t base = atomic_load_explicit(&d->base, memory_order_relaxed);
+        bool front = atomic_load_explicit(&d->front, memory_order_relaxed);
+        /* The item at the top is position p; the owner's other positions left are [lo, hi): after
+         * p in front mode, below it in tail mode. A bottom the owner is lowering reads as less
+         * left: then it keeps its item. A top read in an earlier content than base may point
+         * anywhere (its claim would fail): pass. */
+        int64_t p = front ? base + t : base - t;
         if (pc) {
-                int64_t p = last - t, lo = last - (b - 1);
-                if (lo < 0 || lo > p || p >= n)
+                int64_t lo = front ? p + 1 : base - (b - 1), hi = front ? base + b : p;
+                if (p < 0 || p >= n || lo < 0 || lo > hi || hi > n)
                         return LBOMP__EMPTY;
-                if (pc[p] - pc[lo] < kappa * (pc[p + 1] - pc[p]))
+                if (pc[hi] - pc[lo] < kappa * (pc[p + 1] - pc[p]))
                         return LBOMP__EMPTY;
         }
         /* The index is the claim: whoever moves top from t owns index t. A thief that read t in
@@ -86,7 +125,7 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
         if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
                                                      memory_order_relaxed))
                 return LBOMP__LOST_RACE;
-        *pos = last - t;
+        *pos = p;
         return LBOMP__TAKEN;
 }
 

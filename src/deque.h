@@ -1,15 +1,30 @@
 /*
- * deque.h — a worker's task deque for one step: Chase-Lev over the positions of its task array,
- * re-armed by its owner at every step (deque.c). Calls nothing else of the library.
+ * deque.h — a worker's task deque for one step: the positions of its task array, taken by its
+ * owner in batches and by thieves one at a time, re-armed by its owner at every step (deque.c).
+ * Calls nothing else of the library.
  *
  * Indices only grow: a step's content is the indices [top, top + n) at the moment the owner arms
- * it, and index j stands for position last - j of the owner's array. So the owner, which takes
- * from the bottom (the highest indices), runs its positions in ascending order, and thieves, which
- * take from the top, take the owner's tail: the tasks it would have reached last, a contiguous
- * block next to the following worker's first tasks. Because a claim is a compare-and-swap of top
- * from the claimed index, and every index is consumed by moving top past it, a thief delayed from
- * an earlier step can never claim an index of a later one: the owner may re-arm its own deque
- * without a barrier.
+ * it, and thieves always take the lowest index left. The owner runs its positions in ascending
+ * order; the mode it arms with says which of them the thieves take:
+ *
+ * - tail: the owner's last positions (index j is position base - j; the owner takes from the
+ *   bottom as in Chase-Lev). A thief takes the tasks the owner would have reached last, the same
+ *   ones step after step while the load stays: their data moves to the thief's caches once and
+ *   stays there. But owner and thieves meet in the middle, and the task whose run straddles that
+ *   point runs alone while the others wait; the point falls in a task with a probability in
+ *   proportion to its cost. With predicted costs the owner's batches and the paying rule keep
+ *   that small.
+ * - front: the owner's next positions (index j is position base + j; the owner claims from the
+ *   top too). The step ends where the owner's tasks end, as with dynamic,1: what runs last is the
+ *   owner's last tasks, heavy only when the load is there. The stolen tasks change from step to
+ *   step, so their data crosses between caches each time.
+ *
+ * The owner arms front when it has gone several windows without predicted costs (a load that no
+ * plan follows: it moves faster than plans, whose costs went stale, or nothing plans; workers.h,
+ * lbomp__workers_front), tail otherwise: bench/README, *Stealing from the front, when no plan
+ * follows the load*. Because a claim of the top is a compare-and-swap from the claimed index, and
+ * every index is consumed by moving top past it, a thief delayed from an earlier step can never
+ * claim an index of a later one: the owner may re-arm its own deque without a barrier.
  */
 #ifndef LBOMP_DEQUE_H
 #define LBOMP_DEQUE_H
@@ -22,41 +37,44 @@
 
 struct lbomp__deque {
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t top;    /* thieves take here */
-        _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner takes here */
-        _Atomic int64_t last; /* index + position of this step's content (written before bottom) */
+        _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner takes here in tail mode */
+        _Atomic int64_t base; /* position of index 0 (front) or index + position (tail) */
+        _Atomic bool front;   /* this content's mode (base and front written before bottom) */
 };
 enum lbomp__take { LBOMP__TAKEN, LBOMP__EMPTY, LBOMP__LOST_RACE };
 
-/* Owner, with its deque empty (drained): positions first..first+n-1 become the content. */
-void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n);
+/* Owner, with its deque empty (drained): positions first..first+n-1 become the content, the
+ * thieves taking the owner's next ones (front) or its last ones (tail). */
+void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n, bool front);
 /*
- * Owner: takes up to k >= 1 items from the bottom with one fence. Returns how many it took, all
- * of positions [*first, *first + count), to be run in ascending order; 0 when the deque is empty.
+ * Owner: takes its next k >= 1 items (fewer when fewer are left) with one compare-and-swap (front)
+ * or one fence (tail). Returns how many it took, all of positions [*first, *first + count), to be
+ * run in ascending order; 0 when the deque is empty.
  */
 int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first);
-/* Owner: items left (an estimate while thieves run). */
-int64_t lbomp__deque_size(struct lbomp__deque *d);
-/* Any thread: the item at the top (the owner's last position left). LOST_RACE means retry may
- * succeed. On TAKEN, *pos is its position. */
+/* Owner: items left and, in *pos, the position of the next one (an estimate while thieves run). */
+int64_t lbomp__deque_next(struct lbomp__deque *d, int64_t *pos);
+/* Any thread: the item at the top (the owner's next position in front mode, its last in tail
+ * mode). LOST_RACE means retry may succeed. On TAKEN, *pos is its position. */
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos);
 /*
  * Any thread: the same, but only when the owner would still be busy while the thief runs the item
  * away from its data: with pc[0..n] the prefix sums of the predicted costs of the owner's n
- * positions and c the cost of the item at the top, it steals only when the items the owner has
- * left below that one cost at least kappa × c; otherwise it returns LBOMP__EMPTY and leaves the
- * deque as it was.
+ * positions and c the cost of the item at the top, it steals only when the other items the owner
+ * has left (after that one in front mode, before it in tail mode) cost at least kappa × c;
+ * otherwise it returns LBOMP__EMPTY and leaves the deque as it was.
  */
 enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, const double *pc,
                                            int64_t n, double kappa);
 
 /*
  * How many of an owner's n positions, from pos on (left of them not taken yet), its next batch
- * holds, a thief taking from the tail meanwhile. With pc[0..n] the prefix sums of their predicted
- * costs (or NULL): the longest run from pos whose cost is within a quarter of its fair share of
- * what is left if the other team - 1 workers came to steal the rest, at least one. Without costs,
- * a quarter of a fair share by count (none when less than one task per worker is left: the caller
- * then takes one). A team of one takes all that is left (no thief). 0 when nothing is left. Once
- * per batch, never per task.
+ * holds, thieves taking what follows it or the tail meanwhile. With pc[0..n] the prefix sums of
+ * their predicted costs (or NULL): the longest run from pos whose cost is within a quarter of its
+ * fair share of what is left if the other team - 1 workers came to steal the rest, at least one.
+ * Without costs, a quarter of a fair share by count (none when less than one task per worker is
+ * left: the caller then takes one). A team of one takes all that is left (no thief). 0 when nothing
+ * is left. Once per batch, never per task.
  */
 int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team);
 

@@ -360,7 +360,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 it.pos = 0;
                 it.end = k;
                 if (w->n > k)
-                        lbomp__deque_arm(&w->dq, k, w->n - k);
+                        lbomp__deque_arm(&w->dq, k, w->n - k, false);
                 else
                         it.mode |= M_EMPTY;
         } else {
@@ -410,8 +410,9 @@ static bool take_batch(lbomp_iter_t *it, struct lbomp__worker *w, int nworkers)
 {
         if (it->mode & M_EMPTY)
                 return false;
-        int64_t left = lbomp__deque_size(&w->dq), first;
-        int64_t k = batch_len(w, it->end, left, nworkers);
+        int64_t first, next;
+        int64_t left = lbomp__deque_next(&w->dq, &next);
+        int64_t k = batch_len(w, next, left, nworkers);
         int64_t got = lbomp__deque_pop(&w->dq, k > 0 ? k : 1, &first);
         /* Items only ever leave a deque during a step: taking all that was left empties it (a
          * stale top only overestimates what is left). */
@@ -459,9 +460,10 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                 it->id = w->ids[p];
                 return w->data[p];
         }
-        /* Own deque empty: steal, nearest victims first, one task from each one's tail; unless
-         * every other thread already arrived at the step barrier (their deques are empty): the
-         * count shares a line with the arrival this thread makes next anyway. */
+        /* Own deque empty: steal, nearest victims first, one task from each one's tail or
+         * front (deque.h); unless every other thread already arrived at the step barrier (their
+         * deques are empty): the count shares a line with the arrival this thread makes next
+         * anyway. */
         if ((it->mode & M_STEAL) &&
             atomic_load_explicit(&lb->team.bar.count, memory_order_relaxed) + 1 <
                     (uint32_t)lb->team_n) {

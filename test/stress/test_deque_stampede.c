@@ -1,11 +1,12 @@
 /*
  * test_deque_stampede.c — no task runs twice, none is lost: one owner takes batches while thieves
- * steal from the same Chase-Lev deque, round after round, with plain pthreads so that
+ * steal from the same deque, round after round, with plain pthreads so that
  * ThreadSanitizer sees every synchronization (libgomp is not instrumented). The thieves never
  * wait for a round to start: they steal all the time, so a thief delayed from one round meets the
  * owner's next content, which the owner re-arms without a barrier (as a step does). Each position
  * of each round must be claimed exactly once and lie inside that round's content; the owner runs
- * its batches in ascending positions and the thieves take the tail. Also built with
+ * its batches in ascending positions, after each other, the thieves taking its last positions
+ * (tail mode) or its next ones (front mode), the mode changing from round to round. Also built with
  * -fsanitize=thread as test_deque_stampede_tsan.
  */
 #include <pthread.h>
@@ -79,7 +80,8 @@ int main(void)
                 for (int64_t p = 0; p < mine; p++)
                         claim(p);
                 own += mine;
-                lbomp__deque_arm(&dq, mine, n - mine);
+                /* Both modes, each with and without a first batch kept. */
+                lbomp__deque_arm(&dq, mine, n - mine, (r / 2) % 2);
                 int64_t first, got, prev_end = mine - 1;
                 int64_t k = 1 + r % 17; /* batch sizes 1..17, and all at once every 17 rounds */
                 while ((got = lbomp__deque_pop(&dq, r % 17 == 16 ? ITEMS : k, &first)) > 0) {

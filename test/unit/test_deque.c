@@ -1,10 +1,11 @@
 /*
  * test_deque.c — a thief leaves the owner what the owner would finish before the thief, away from
- * the item's data, could run it (lbomp__deque_steal_paying): it steals from the tail while the
- * items left below cost at least kappa × the item's cost, then passes without touching the deque,
- * and the owner's pops then take exactly what is left. Without costs it steals like
- * lbomp__deque_steal. The owner's batches (lbomp__deque_batch) hold a quarter of its fair share of
- * the predicted cost left. One thread, deterministic.
+ * the item's data, could run it (lbomp__deque_steal_paying): it steals while the owner's other
+ * items left cost at least kappa × the item's cost, then passes without touching the deque, and
+ * the owner's pops then take exactly what is left. In tail mode the thief takes the owner's last
+ * positions, in front mode its next ones, so that the last positions go last. Without costs it
+ * steals like lbomp__deque_steal. The owner's batches (lbomp__deque_batch) hold a quarter of its
+ * fair share of the predicted cost left. One thread, deterministic.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,8 +21,10 @@ static void prefix(const double *cost, int n, double *pc)
                 pc[i + 1] = pc[i] + cost[i];
 }
 
-/* Steals until the deque refuses; returns how many, checking positions come from the tail. */
-static int steal_all(struct lbomp__deque *d, int n, const double *pc, double kappa)
+/* Steals until the deque refuses; returns how many, checking positions come from, from + dir,
+ * from + 2 dir, ... */
+static int steal_all(struct lbomp__deque *d, int n, const double *pc, double kappa, int from,
+                     int dir)
 {
         int got = 0;
         for (;;) {
@@ -30,18 +33,19 @@ static int steal_all(struct lbomp__deque *d, int n, const double *pc, double kap
                 ASSERT(r != LBOMP__LOST_RACE); /* one thread: no race */
                 if (r == LBOMP__EMPTY)
                         return got;
-                ASSERT_EQ(pos, n - 1 - got);
+                ASSERT_EQ(pos, from + dir * got);
                 got++;
         }
 }
 
-/* The owner takes the rest in one pop: positions [0, n - stolen). */
-static void owner_takes_rest(struct lbomp__deque *d, int first, int n, int stolen)
+/* The owner takes the rest in one pop: the positions [at, end). */
+static void owner_takes_rest(struct lbomp__deque *d, int at, int end)
 {
-        int64_t at;
-        ASSERT_EQ(lbomp__deque_pop(d, n, &at), n - first - stolen);
-        ASSERT_EQ(at, first);
-        ASSERT_EQ(lbomp__deque_pop(d, 1, &at), 0);
+        int64_t first;
+        ASSERT_EQ(lbomp__deque_pop(d, 1000, &first), end - at);
+        if (end > at)
+                ASSERT_EQ(first, at);
+        ASSERT_EQ(lbomp__deque_pop(d, 1, &first), 0);
 }
 
 /* The owner's batches (lbomp__deque_batch): by predicted cost, a quarter of the fair share of what
@@ -114,52 +118,144 @@ static void test_wanted(void)
         fprintf(stderr, "wanted: ok\n");
 }
 
-int main(void)
+/* Tail mode: the thief takes the owner's last positions, the owner runs from its first. */
+static void tail_mode(void)
 {
         static struct lbomp__deque d;
         double pc[9];
+        int64_t at;
 
         /* Equal costs, kappa 2: the thief stops when fewer than two items would be left below. */
         const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         prefix(eq, 8, pc);
-        lbomp__deque_arm(&d, 0, 8);
-        ASSERT_EQ(steal_all(&d, 8, pc, 2), 6);
-        owner_takes_rest(&d, 0, 8, 6);
+        lbomp__deque_arm(&d, 0, 8, false);
+        ASSERT_EQ(steal_all(&d, 8, pc, 2, 7, -1), 6);
+        owner_takes_rest(&d, 0, 2);
 
         /* kappa 0 or no costs: everything goes, as with lbomp__deque_steal. */
-        lbomp__deque_arm(&d, 0, 8);
-        ASSERT_EQ(steal_all(&d, 8, pc, 0), 8);
-        lbomp__deque_arm(&d, 0, 8);
-        ASSERT_EQ(steal_all(&d, 8, NULL, 2), 8);
+        lbomp__deque_arm(&d, 0, 8, false);
+        ASSERT_EQ(steal_all(&d, 8, pc, 0, 7, -1), 8);
+        lbomp__deque_arm(&d, 0, 8, false);
+        ASSERT_EQ(steal_all(&d, 8, NULL, 2, 7, -1), 8);
 
-        /* A heavy last item is not worth taking from an owner with little else left. */
+        /* A heavy last item is not worth taking from an owner with little else left... */
         const double heavy[4] = {1, 1, 1, 10};
         prefix(heavy, 4, pc);
-        lbomp__deque_arm(&d, 0, 4);
-        ASSERT_EQ(steal_all(&d, 4, pc, 1), 0);
-        owner_takes_rest(&d, 0, 4, 0);
+        lbomp__deque_arm(&d, 0, 4, false);
+        ASSERT_EQ(steal_all(&d, 4, pc, 1, 3, -1), 0);
+        owner_takes_rest(&d, 0, 4);
         /* ... but cheap ones behind a heavy owner's head are. */
         const double head[4] = {10, 1, 1, 1};
         prefix(head, 4, pc);
-        lbomp__deque_arm(&d, 0, 4);
-        ASSERT_EQ(steal_all(&d, 4, pc, 2), 3);
-        owner_takes_rest(&d, 0, 4, 3);
+        lbomp__deque_arm(&d, 0, 4, false);
+        ASSERT_EQ(steal_all(&d, 4, pc, 2, 3, -1), 3);
+        owner_takes_rest(&d, 0, 1);
 
-        /* What the owner took in a batch is not left below: after it took [0, 4) of 8, the thief
-         * leaves it two of the last four. The deque armed with positions [1, 8). */
+        /* What the owner took in a batch is not left below: after it took [1, 4) of the deque
+         * armed with positions [1, 8), the thief leaves it two of the last four. */
         prefix(eq, 8, pc);
-        lbomp__deque_arm(&d, 1, 7);
-        int64_t at;
+        lbomp__deque_arm(&d, 1, 7, false);
         ASSERT_EQ(lbomp__deque_pop(&d, 3, &at), 3);
         ASSERT_EQ(at, 1);
-        ASSERT_EQ(steal_all(&d, 8, pc, 2), 2);
-        owner_takes_rest(&d, 4, 8, 2);
+        ASSERT_EQ(steal_all(&d, 8, pc, 2, 7, -1), 2);
+        owner_takes_rest(&d, 4, 6);
 
         /* Costs that do not cover the content (read against another step's): nothing is taken. */
-        lbomp__deque_arm(&d, 0, 8);
-        ASSERT_EQ(steal_all(&d, 4, pc, 0), 0);
-        owner_takes_rest(&d, 0, 8, 0);
+        lbomp__deque_arm(&d, 0, 8, false);
+        ASSERT_EQ(steal_all(&d, 4, pc, 0, 7, -1), 0);
+        owner_takes_rest(&d, 0, 8);
 
+        /* The owner's view (lbomp__deque_next): what is left, and where its next batch begins. */
+        lbomp__deque_arm(&d, 2, 6, false);
+        int64_t pos;
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 6);
+        ASSERT_EQ(pos, 2);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(pos, 7);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 5);
+        ASSERT_EQ(pos, 2);
+        owner_takes_rest(&d, 2, 7);
+        fprintf(stderr, "tail mode: ok\n");
+}
+
+/* Front mode: owner and thief take from one end, so the last position goes last. */
+static void front_mode(void)
+{
+        static struct lbomp__deque d;
+        double pc[9];
+        int64_t at, pos;
+
+        /* Equal costs, kappa 2: the thief stops when fewer than two items would be left after. */
+        const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        prefix(eq, 8, pc);
+        lbomp__deque_arm(&d, 0, 8, true);
+        ASSERT_EQ(steal_all(&d, 8, pc, 2, 0, 1), 6);
+        owner_takes_rest(&d, 6, 8);
+
+        /* kappa 0 or no costs: everything goes. */
+        lbomp__deque_arm(&d, 0, 8, true);
+        ASSERT_EQ(steal_all(&d, 8, pc, 0, 0, 1), 8);
+        owner_takes_rest(&d, 8, 8);
+        lbomp__deque_arm(&d, 0, 8, true);
+        ASSERT_EQ(steal_all(&d, 8, NULL, 2, 0, 1), 8);
+
+        /* A heavy next item is not worth taking from an owner with little else left... */
+        const double head[4] = {10, 1, 1, 1};
+        prefix(head, 4, pc);
+        lbomp__deque_arm(&d, 0, 4, true);
+        ASSERT_EQ(steal_all(&d, 4, pc, 1, 0, 1), 0);
+        owner_takes_rest(&d, 0, 4);
+        /* ... but cheap ones ahead of a heavy last one are. */
+        const double heavy[4] = {1, 1, 1, 10};
+        prefix(heavy, 4, pc);
+        lbomp__deque_arm(&d, 0, 4, true);
+        ASSERT_EQ(steal_all(&d, 4, pc, 2, 0, 1), 3);
+        owner_takes_rest(&d, 3, 4);
+
+        /* Owner and thief take turns at one end: the owner's batches and the stolen items
+         * interleave in ascending positions. The deque armed with positions [1, 8). */
+        prefix(eq, 8, pc);
+        lbomp__deque_arm(&d, 1, 7, true);
+        ASSERT_EQ(lbomp__deque_pop(&d, 3, &at), 3);
+        ASSERT_EQ(at, 1);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(pos, 4);
+        ASSERT_EQ(lbomp__deque_pop(&d, 2, &at), 2);
+        ASSERT_EQ(at, 5);
+        /* What the owner took in a batch is not left after: one item left, kappa 2 keeps it. */
+        ASSERT_EQ(steal_all(&d, 8, pc, 2, 7, 1), 0);
+        owner_takes_rest(&d, 7, 8);
+
+        /* Costs that do not cover the content: nothing is taken. */
+        lbomp__deque_arm(&d, 0, 8, true);
+        ASSERT_EQ(steal_all(&d, 4, pc, 0, 0, 1), 0);
+        owner_takes_rest(&d, 0, 8);
+
+        /* The owner's view: its next batch begins after what the thief took. */
+        lbomp__deque_arm(&d, 2, 6, true);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 6);
+        ASSERT_EQ(pos, 2);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 5);
+        ASSERT_EQ(pos, 3);
+        owner_takes_rest(&d, 3, 8);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 0);
+
+        /* One deque, the modes alternating from step to step (indices keep growing). */
+        for (int step = 0; step < 4; step++) {
+                bool front = step % 2;
+                lbomp__deque_arm(&d, 0, 8, front);
+                ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+                ASSERT_EQ(pos, front ? 0 : 7);
+                owner_takes_rest(&d, front ? 1 : 0, front ? 8 : 7);
+        }
+        fprintf(stderr, "front mode: ok\n");
+}
+
+int main(void)
+{
+        tail_mode();
+        front_mode();
         batches();
         test_wanted();
         return 0;

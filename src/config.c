@@ -370,7 +370,8 @@ void lbomp__config_defaults(struct lbomp__config *c)
         c->step_timeout = 5;
         c->history = 128;
         /* Measured against off on every bench workload (README, Stealing): it only acts when a
-         * worker has nothing left, and takes its victim's tail. */
+         * worker has nothing left, and takes its victim's tail (its next task once no plan
+         * follows the load: deque.h). */
         c->steal = LBOMP__STEAL_ALL;
         c->params = lbomp__params_default();
 }

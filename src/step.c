@@ -360,7 +360,7 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 it.pos = 0;
                 it.end = k;
                 if (w->n > k)
-                        lbomp__deque_arm(&w->dq, k, w->n - k, false);
+                        lbomp__deque_arm(&w->dq, k, w->n - k, lbomp__workers_front(w));
                 else
                         it.mode |= M_EMPTY;
         } else {

@@ -211,9 +211,13 @@ bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
         double pred = 0, meas = 0;
         int n = 0;
         for (int i = 0; i < ws->n; i++) {
-                const struct lbomp__worker *w = &ws->w[i];
-                if (!w->pcost_ok)
+                struct lbomp__worker *w = &ws->w[i];
+                if (!w->pcost_ok) {
+                        if (w->costless < UINT32_MAX)
+                                w->costless++;
                         continue;
+                }
+                w->costless = 0;
                 pred += w->pcost[w->n];
                 meas += w->win_owned_s;
                 n++;

@@ -62,6 +62,9 @@ struct lbomp__worker {
          * which lbomp__workers_fill clears. */
         double *pcost;
         bool pcost_ok;
+        /* windows in a row that ended without costs (lbomp__workers_costs_check): from
+         * LBOMP__FRONT_AFTER on, thieves take its next tasks rather than its tail (deque.h) */
+        uint32_t costless;
         uint32_t n, cap;
         int core, node; /* topology core index and node */
         int bind_rc;    /* 0 bound, 1 left to OpenMP, negative errno: binding refused */
@@ -151,9 +154,22 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
  * alone may be a thread kept from its core for a while). Costs that put a hotspot on a worker it
  * has left make its owner cut small batches of light tasks and thieves pass over heavy ones as
  * not worth a steal; cut by count, batches leave that to the thieves. Returns whether it dropped
- * them. One thread, no step running.
+ * them. Called at every window's end, it also counts each worker's windows in a row that ended
+ * without costs (costless). One thread, no step running.
  */
 bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err);
+/*
+ * Whether thieves take worker w's next tasks (front) rather than its last ones (tail): when it
+ * has gone LBOMP__FRONT_AFTER windows without predicted costs, a load that no plan follows (it
+ * moves faster than plans, or nothing plans). Costs dropped now and then, as a core that slows
+ * for a while makes the check do, keep the tail, which keeps stolen tasks' data where it went
+ * (bench/README, *Stealing from the front, when no plan follows the load*).
+ */
+#define LBOMP__FRONT_AFTER 8
+static inline bool lbomp__workers_front(const struct lbomp__worker *w)
+{
+        return !w->pcost_ok && w->costless >= LBOMP__FRONT_AFTER;
+}
 /* Binds the calling thread to worker w's core, once (not with a profile, a flat host, or when
  * OpenMP binds because the user set OMP_PROC_BIND/OMP_PLACES). */
 void lbomp__workers_bind(struct lbomp__workers *ws, int w, const struct lbomp__topo *topo,

@@ -510,6 +510,26 @@ static void stale_costs(void)
         ASSERT(!pair_window(&p, (const double[]){2e-3, 10e-3}));
         /* nothing measured: kept (nothing to judge them by) */
         ASSERT(!costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){0, 0}));
+
+        /* Thieves take from the front once LBOMP__FRONT_AFTER windows ended without costs, and
+         * from the tail again as soon as costs come (lbomp__workers_front). */
+        pair_init(&p, (const double[]){1.4e-3, 0.6e-3});
+        ASSERT(!pair_window(&p, (const double[]){8e-3, 12e-3}));
+        ASSERT(pair_window(&p, (const double[]){8e-3, 12e-3})); /* dropped here */
+        for (int k = 1; k <= LBOMP__FRONT_AFTER; k++) {
+                ASSERT(!lbomp__workers_front(&p.w[0]) && !lbomp__workers_front(&p.w[1]));
+                ASSERT(!lbomp__workers_costs_check(&p.ws, 0.10)); /* nothing left to drop */
+                ASSERT_EQ(p.w[0].costless, (uint32_t)k);
+        }
+        ASSERT(lbomp__workers_front(&p.w[0]) && lbomp__workers_front(&p.w[1]));
+        double slot_cost[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        uint32_t slots[2][4] = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+        p.w[0].tasks = slots[0];
+        p.w[1].tasks = slots[1];
+        lbomp__workers_costs(&p.ws, slot_cost); /* an LB step's snapshot */
+        ASSERT(!lbomp__workers_front(&p.w[0]) && !lbomp__workers_front(&p.w[1]));
+        ASSERT(!pair_window(&p, (const double[]){10e-3, 10e-3}));
+        ASSERT_EQ(p.w[0].costless, 0);
         fprintf(stderr, "stale costs: ok\n");
 }
 

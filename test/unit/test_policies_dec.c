@@ -342,13 +342,22 @@ static void test_report(void)
                 task[i].cost = i < 40 ? 10 : 1;
                 ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
         }
-        for (int s = 0; s < 3; s++)
-                ASSERT_EQ(lbomp_step(lb, spin_task, NULL), 0);
-        ASSERT_EQ(lbomp_lb_count(lb), 1);
-        lbomp_lb_stats_t st;
-        ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
-        ASSERT_EQ(st.error, 0);
-        ASSERT_DGE(st.imbalance_before, 1.2); /* worker 0 holds the 40 heavy tasks */
+        /* A live run: a timed step that another process disturbed can make an LB step read the
+         * excess as noise and not plan (lbstep.c, "Moves that pay"; once in ten runs beside
+         * another copy under ASan). The report is judged at the first LB step that planned, of
+         * up to 8. */
+        lbomp_lb_stats_t st = {0};
+        for (int w = 0; w < 8 && st.packs == 0; w++) {
+                for (int s = 0; s < 3; s++)
+                        ASSERT_EQ(lbomp_step(lb, spin_task, NULL), 0);
+                size_t n = lbomp_lb_count(lb);
+                ASSERT_GT(n, 0);
+                ASSERT_EQ(lbomp_lb_get(lb, n - 1, &st, sizeof st), 0);
+                ASSERT_EQ(st.error, 0);
+        }
+        lbomp_lb_stats_t first;
+        ASSERT_EQ(lbomp_lb_get(lb, 0, &first, sizeof first), 0);
+        ASSERT_DGE(first.imbalance_before, 1.2); /* worker 0 held the 40 heavy tasks */
         ASSERT_GT(st.packs, 0);
         ASSERT_GT(st.migrations, 0);
         ASSERT_GT(st.rounds, 0);

@@ -236,6 +236,7 @@ static void result_from_lbomp(struct bench_result *r, const lbomp_t *lb)
         r->messages = t.messages;
         r->stolen = t.stolen;
         r->steal_steps = t.steal_steps;
+        r->steal_front_steps = t.steal_front_steps;
         r->decision_s = t.decision_s;
         r->move_cost = t.move_cost;
         r->locality_first = t.locality_first;
@@ -296,8 +297,11 @@ static void print_json(FILE *out, const struct bench_opts *o, const struct bench
         num(out, "locality_cost_first", r->locality_first);
         num(out, "locality_cost_last", r->locality_last);
         num(out, "move_cost", r->move_cost);
-        fprintf(out, ",\"stolen\":%llu,\"steal_steps\":%llu,\"exactly_once\":%s", r->stolen,
-                r->steal_steps, r->exactly_once ? "true" : "false");
+        fprintf(out,
+                ",\"stolen\":%llu,\"steal_steps\":%llu,\"steal_front_steps\":%llu,"
+                "\"exactly_once\":%s",
+                r->stolen, r->steal_steps, r->steal_front_steps,
+                r->exactly_once ? "true" : "false");
         num(out, "energy_j", r->energy_j);
         str(out, "energy_note", r->energy_note);
         if (k->json_extra)

@@ -43,12 +43,13 @@ struct bench_result {
         double imbalance_first, imbalance_last, decision_s;
         double locality_first, locality_last;
         unsigned long long lb_steps, migrations, messages;
-        double move_cost;               /* Σ over LB steps of the move cost */
-        unsigned long long stolen;      /* tasks run by another worker than their owner */
-        unsigned long long steal_steps; /* steps in which stealing was armed */
-        int exactly_once;               /* 1: every task ran exactly once in every step */
-        double energy_j;                /* packages over the run (RAPL), NAN when unavailable */
-        const char *energy_note;        /* the reason when unavailable, else the reader's note */
+        double move_cost;                     /* Σ over LB steps of the move cost */
+        unsigned long long stolen;            /* tasks run by another worker than their owner */
+        unsigned long long steal_steps;       /* steps in which stealing was armed */
+        unsigned long long steal_front_steps; /* of which some victim's front was taken */
+        int exactly_once;                     /* 1: every task ran exactly once in every step */
+        double energy_j;         /* packages over the run (RAPL), NAN when unavailable */
+        const char *energy_note; /* the reason when unavailable, else the reader's note */
 };
 
 /* Sets the defaults (iters and period -1: the workload's preset and the library's default). */

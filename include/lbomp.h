@@ -560,6 +560,10 @@ typedef struct lbomp_window_stats {
         /* Steps in which stealing was armed (LBOMP_STEAL not off): after steps whose threads
          * would have waited for the last one (README "Stealing"). */
         uint64_t steal_steps;
+        /* Of those, steps in which some worker's thieves took from its front (its next tasks)
+         * rather than its tail: a worker gone 8 windows without predicted costs (README
+         * "Stealing"). */
+        uint64_t steal_front_steps;
 } lbomp_window_stats_t;
 
 /** One step (since 0.2). Loads are each worker's wall time in the step, or its CPU time where it
@@ -596,7 +600,8 @@ typedef struct lbomp_totals {
         double imbalance_first, imbalance_last; /* λ of the first and the last window; NAN: none */
         double locality_first;                  /* locality_before of the first LB step */
         double locality_last;                   /* locality_after of the last LB step */
-        uint64_t steal_steps; /* steps in which stealing was armed (README, "Stealing") */
+        uint64_t steal_steps;       /* steps in which stealing was armed (README, "Stealing") */
+        uint64_t steal_front_steps; /* of which some worker's thieves took from its front */
 } lbomp_totals_t;
 /** Fills *out (`size` = sizeof *out). -EINVAL for NULL or size 0. */
 int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size);

@@ -65,7 +65,7 @@ int lbomp_totals_get(const lbomp_t *lb, lbomp_totals_t *out, size_t size)
                 .locality_first = sum.steps ? sum.locality_first : NAN,
                 .locality_last = last ? last->pub.locality_after : NAN,
         };
-        lbomp__window_run_sums(win, &t.stolen, &t.steal_steps);
+        lbomp__window_run_sums(win, &t.stolen, &t.steal_steps, &t.steal_front_steps);
         return sized_copy(out, size, &t, sizeof t);
 }
 
@@ -545,8 +545,11 @@ static void json(const struct lbomp *lb, FILE *out)
                 fprintf(out, ",\"imbalance_run_step_mean\":");
                 json_num(out, w->imbalance_run_step_mean);
                 /* λ of each of its steps still kept (null for one no longer kept) */
-                fprintf(out, ",\"timed_steps\":%llu,\"steal_steps\":%llu,\"step_imbalance\":[",
-                        (unsigned long long)w->timed_steps, (unsigned long long)w->steal_steps);
+                fprintf(out,
+                        ",\"timed_steps\":%llu,\"steal_steps\":%llu,\"steal_front_steps\":%llu,"
+                        "\"step_imbalance\":[",
+                        (unsigned long long)w->timed_steps, (unsigned long long)w->steal_steps,
+                        (unsigned long long)w->steal_front_steps);
                 for (uint64_t k = w->first_step;
                      k < w->first_step + w->steps && k < lbomp__window_nsteps(win); k++) {
                         const struct lbomp__steprec *sr = lbomp__window_steprec(win, k);

@@ -547,7 +547,7 @@ static void step_done(void *arg)
         else if (atomic_load_explicit(&lb->step_rc, memory_order_relaxed) &&
                  !atomic_load_explicit(&lb->team.poison, memory_order_acquire))
                 atomic_store(&lb->step_rc, 0); /* a refusal during the step (a second team) stays */
-        lbomp__window_step(&lb->win, skipped, clean, timed, word & W_STEAL);
+        lbomp__window_step(&lb->win, skipped, clean, timed, word & W_STEAL, lb->ws.nfront > 0);
         steal_wanted(lb);
         lb->steps++;
         if (clean && lb->cfg.policy == &lbomp__policy_auto)

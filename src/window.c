@@ -73,14 +73,16 @@ void lbomp__window_init(struct lbomp__window *win, uint32_t keep)
 }
 
 void lbomp__window_run_sums(const struct lbomp__window *win, uint64_t *stolen,
-                            uint64_t *steal_steps)
+                            uint64_t *steal_steps, uint64_t *steal_front)
 {
         *stolen = win->stolen_gone;
         *steal_steps = win->steal_steps_gone;
+        *steal_front = win->steal_front_gone;
         for (uint64_t i = win->recs.dropped; i < win->recs.n; i++) {
                 const lbomp_window_stats_t *r = lbomp__history_held(&win->recs, i);
                 *stolen += r->stolen;
                 *steal_steps += r->steal_steps;
+                *steal_front += r->steal_front_steps;
         }
 }
 
@@ -161,6 +163,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
         win->steps = 0;
         win->timed = 0;
         win->steal_steps = 0;
+        win->steal_front = 0;
         win->lam_sum = win->lam_max = win->lamr_sum = 0;
         win->wall0 = lbomp__mono_s();
         if (read_energy)
@@ -219,7 +222,7 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
 }
 
 void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed,
-                        bool steal)
+                        bool steal, bool front)
 {
         win->stole_last = steal;
         /* lbomp__window_reserve made room for this record (the slot is there and zeroed). */
@@ -237,6 +240,7 @@ void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean,
         win->steps++;
         win->timed += timed;
         win->steal_steps += steal;
+        win->steal_front += steal && front;
 }
 
 void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
@@ -635,6 +639,7 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         if (had) {
                 win->stolen_gone += gone.stolen;
                 win->steal_steps_gone += gone.steal_steps;
+                win->steal_front_gone += gone.steal_front_steps;
         }
         lbomp__history_push(&win->recs);
         if (nd)
@@ -669,6 +674,7 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         ws_rec->imbalance_run_step_mean = win->steps ? win->lamr_sum / win->steps : 1.0;
         ws_rec->timed_steps = win->timed;
         ws_rec->steal_steps = win->steal_steps;
+        ws_rec->steal_front_steps = win->steal_front;
         ws_rec->wall_s = lbomp__mono_s() - win->wall0;
         /* One reading closes this window; lbomp__window_restart(read_energy = false) makes it the
          * start of the next. */

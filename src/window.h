@@ -54,6 +54,7 @@ struct lbomp__window {
         uint64_t steps;       /* its steps measured: those in which every task ran */
         uint32_t timed;       /* of which timed task by task */
         uint32_t steal_steps; /* steps of the window in which stealing was armed */
+        uint32_t steal_front; /* of which some worker's thieves took from its front */
         uint32_t nexcess;     /* timed steps kept in the workers' win_timed_owned */
         double wall0;         /* when it started */
         double lam_sum;       /* Σ per-step λ over its steps */
@@ -73,7 +74,7 @@ struct lbomp__window {
          * longer kept, for the totals */
         struct lbomp__history recs;
         lbomp_window_stats_t first_rec;
-        uint64_t stolen_gone, steal_steps_gone;
+        uint64_t stolen_gone, steal_steps_gone, steal_front_gone;
         /* energy: opened at create, read where windows start and end, and after steps */
         struct lbomp__energy *energy;
         double energy_t0;     /* when the counters were opened */
@@ -123,10 +124,10 @@ static inline const double *lbomp__window_domains(const struct lbomp__window *wi
                        ? (const double *)lbomp__history_at(&win->dom, i - win->dom_first)
                        : NULL;
 }
-/* Tasks stolen, and steps with stealing armed, over every window of the run (those no longer kept
- * included). */
+/* Tasks stolen, steps with stealing armed and those of them with some worker's thieves at its
+ * front, over every window of the run (those no longer kept included). */
 void lbomp__window_run_sums(const struct lbomp__window *win, uint64_t *stolen,
-                            uint64_t *steal_steps);
+                            uint64_t *steal_steps, uint64_t *steal_front);
 /* The slots given to new tasks: what they measured for a removed task is forgotten. */
 void lbomp__window_forget(struct lbomp__window *win, const uint32_t *slots, uint32_t n);
 /* The same for slots 0..nslots-1 (a task table rebuilt as a whole). */
@@ -153,11 +154,12 @@ void lbomp__window_step_end(struct lbomp__worker *w, const struct lbomp__clock *
                             uint64_t step);
 /*
  * The step is over (the serial part of its barrier): its record, and, when it is `clean` (every
- * task ran), one more step in the window (`steal`: one in which stealing was armed). Its loads
- * are folded in later. Call lbomp__window_reserve first.
+ * task ran), one more step in the window (`steal`: one in which stealing was armed; `front`:
+ * some worker's thieves took from its front). Its loads are folded in later. Call
+ * lbomp__window_reserve first.
  */
 void lbomp__window_step(struct lbomp__window *win, uint64_t skipped, bool clean, bool timed,
-                        bool steal);
+                        bool steal, bool front);
 /* Whether the workers' rings are full: lbomp__window_fold must run in this serial part. */
 static inline bool lbomp__window_ring_full(const struct lbomp__window *win)
 {

@@ -113,6 +113,15 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
         return 0;
 }
 
+/* ws->nfront, after pcost_ok or costless changed (no step running). */
+static void count_front(struct lbomp__workers *ws)
+{
+        uint32_t n = 0;
+        for (int i = 0; i < ws->n; i++)
+                n += lbomp__workers_front(&ws->w[i]);
+        ws->nfront = n;
+}
+
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
 {
         uint32_t P = (uint32_t)ws->n;
@@ -181,6 +190,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
         /* The time slots of timed steps are written by whoever runs each task: only what was
          * measured is read, so they need no clearing here. */
         tasks->dirty = false;
+        count_front(ws);
         rc = 0;
 out:
         free(count);
@@ -204,9 +214,10 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost)
                 w->pcost_ok = true;
         }
         ws->costs_off = 0;
+        count_front(ws);
 }
 
-bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
+static bool costs_check(struct lbomp__workers *ws, double err)
 {
         double pred = 0, meas = 0;
         int n = 0;
@@ -239,6 +250,13 @@ bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
                 ws->w[i].pcost_ok = false;
         ws->costs_off = 0;
         return true;
+}
+
+bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
+{
+        bool dropped = costs_check(ws, err);
+        count_front(ws);
+        return dropped;
 }
 
 void lbomp__workers_bind(struct lbomp__workers *ws, int wi, const struct lbomp__topo *topo,

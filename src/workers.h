@@ -122,6 +122,9 @@ struct lbomp__workers {
         enum lbomp__speeds speeds; /* LBOMP_SPEEDS: off leaves every speed 1.0 */
         bool verbose;              /* LBOMP_VERBOSE: a line when a speed changes */
         uint32_t costs_off;        /* windows in a row whose loads the costs did not match */
+        /* workers whose thieves take from the front (lbomp__workers_front), counted wherever
+         * what it reads changes (fill, costs, costs_check) */
+        uint32_t nfront;
 };
 
 /*

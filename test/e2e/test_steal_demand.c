@@ -25,6 +25,10 @@
  *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
  *             armed and every window steals, and what the threads carried per step stays below
  *             1.2 in the last windows while their own loads say 1.5 or more
+ *   front     hot over 120 steps: `none` gives no costs, so after 8 windows without them
+ *             the thieves take from the front of their victim (deque.h): no front step in the
+ *             first 8 windows, every armed step a front one from the ninth on, the run's totals
+ *             add them up, and what the threads carried stays below 1.2 there too
  * Judged on the recorded windows, not on speed. Usage: test_steal_demand MODE
  */
 #include <omp.h>
@@ -38,6 +42,7 @@
 #define NT     64
 #define PERIOD 10
 #define STEPS  60
+#define FRONT  8 /* LBOMP__FRONT_AFTER (workers.h) */
 
 static double x[NT];
 static lbomp_id_t ids[NT];
@@ -64,7 +69,9 @@ int main(int argc, char **argv)
 {
         ASSERT(argc > 1);
         const char *mode = argv[1];
-        heavy = strcmp(mode, "hot") == 0;
+        bool front = strcmp(mode, "front") == 0;
+        heavy = front || strcmp(mode, "hot") == 0;
+        int steps = front ? 2 * STEPS : STEPS;
         bool churn = strcmp(mode, "churn") == 0, renew = strcmp(mode, "renew") == 0,
              loop = strcmp(mode, "loop") == 0;
         ASSERT(heavy || churn || renew || loop || strcmp(mode, "balanced") == 0);
@@ -90,7 +97,7 @@ int main(int argc, char **argv)
         } else {
                 for (int i = 0; i < NT; i++) /* 0..31 on the first worker, in a block */
                         ASSERT_EQ(lbomp_task_add(lb, &x[i], 64, LBOMP_NODE_ANY, &ids[i]), 0);
-                for (int s = 0; s < STEPS; s++) {
+                for (int s = 0; s < steps; s++) {
                         if (s > 0 && churn)
                                 replace(lb, 2 * s, 2, NT / 2);
                         if (s > 0 && renew)
@@ -99,16 +106,22 @@ int main(int argc, char **argv)
                 }
         }
         size_t nw = lbomp_window_count(h), armed = 0, judged = 0;
+        uint64_t fronts = 0;
         double prev_max = 0;
-        ASSERT_EQ(nw, STEPS / PERIOD);
+        ASSERT_EQ(nw, (size_t)steps / PERIOD);
         for (size_t i = 0; i < nw; i++) {
                 lbomp_window_stats_t w;
                 ASSERT_EQ(lbomp_window_get(h, i, &w, sizeof w), 0);
-                printf("%s, window %zu: stealing armed in %llu of %llu steps, %llu stolen, per "
-                       "step: owned λ %.3f (max %.3f), carried %.3f\n",
+                printf("%s, window %zu: stealing armed in %llu of %llu steps (%llu from the "
+                       "front), %llu stolen, per step: owned λ %.3f (max %.3f), carried %.3f\n",
                        mode, i, (unsigned long long)w.steal_steps, (unsigned long long)w.steps,
-                       (unsigned long long)w.stolen, w.imbalance_step_mean, w.imbalance_step_max,
-                       w.imbalance_run_step_mean);
+                       (unsigned long long)w.steal_front_steps, (unsigned long long)w.stolen,
+                       w.imbalance_step_mean, w.imbalance_step_max, w.imbalance_run_step_mean);
+                fronts += w.steal_front_steps;
+                if (front)
+                        ASSERT_EQ(w.steal_front_steps, i < FRONT ? 0 : w.steal_steps);
+                else
+                        ASSERT_EQ(w.steal_front_steps, 0);
                 if (every)
                         ASSERT_EQ(w.steal_steps, w.steps);
                 if (heavy) {
@@ -132,6 +145,9 @@ int main(int argc, char **argv)
         }
         if (!every)
                 ASSERT_LE(armed, judged / 2); /* a thread woken late arms it too (up to 1 in 4) */
+        lbomp_totals_t t;
+        ASSERT_EQ(lbomp_totals_get(h, &t, sizeof t), 0);
+        ASSERT_EQ(t.steal_front_steps, fronts);
         lbomp_destroy(lb);
         printf("steal_demand %s: ok\n", mode);
         return 0;

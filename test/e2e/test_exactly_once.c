@@ -89,9 +89,12 @@ int main(int argc, char **argv)
         if (strcmp(policy, "none") != 0) {
                 ASSERT_DGE(first.imbalance, 1.3);
                 ASSERT_DLE(last.imbalance, 0.85 * first.imbalance);
-                lbomp_lb_stats_t st;
-                ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
-                ASSERT_GT(st.migrations, 0);
+                /* over the run's LB steps, not the first alone: a timed step that another
+                 * process disturbed can make one read the excess as noise and not plan
+                 * (test_policies_dec failed so once under ASan) */
+                lbomp_totals_t t;
+                ASSERT_EQ(lbomp_totals_get(lb, &t, sizeof t), 0);
+                ASSERT_GT(t.migrations, 0);
         }
         /* tasks removed and added between steps */
         for (int i = 0; i < NTASKS; i += 7) {

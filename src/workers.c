@@ -222,13 +222,9 @@ static bool costs_check(struct lbomp__workers *ws, double err)
         double pred = 0, meas = 0;
         int n = 0;
         for (int i = 0; i < ws->n; i++) {
-                struct lbomp__worker *w = &ws->w[i];
-                if (!w->pcost_ok) {
-                        if (w->costless < UINT32_MAX)
-                                w->costless++;
+                const struct lbomp__worker *w = &ws->w[i];
+                if (!w->pcost_ok)
                         continue;
-                }
-                w->costless = 0;
                 pred += w->pcost[w->n];
                 meas += w->win_owned_s;
                 n++;
@@ -252,9 +248,16 @@ static bool costs_check(struct lbomp__workers *ws, double err)
         return true;
 }
 
-bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err)
+bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err, double step_lambda)
 {
         bool dropped = costs_check(ws, err);
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (w->pcost_ok || step_lambda < LBOMP__FRONT_LAMBDA)
+                        w->costless = 0;
+                else if (w->costless < UINT32_MAX)
+                        w->costless++;
+        }
         count_front(ws);
         return dropped;
 }

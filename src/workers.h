@@ -62,8 +62,9 @@ struct lbomp__worker {
          * which lbomp__workers_fill clears. */
         double *pcost;
         bool pcost_ok;
-        /* windows in a row that ended without costs (lbomp__workers_costs_check): from
-         * LBOMP__FRONT_AFTER on, thieves take its next tasks rather than its tail (deque.h) */
+        /* windows in a row that ended without costs and with imbalanced steps
+         * (lbomp__workers_costs_check): from LBOMP__FRONT_AFTER on, thieves take its next tasks
+         * rather than its tail (deque.h) */
         uint32_t costless;
         uint32_t n, cap;
         int core, node; /* topology core index and node */
@@ -158,17 +159,22 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
  * has left make its owner cut small batches of light tasks and thieves pass over heavy ones as
  * not worth a steal; cut by count, batches leave that to the thieves. Returns whether it dropped
  * them. Called at every window's end, it also counts each worker's windows in a row that ended
- * without costs (costless). One thread, no step running.
+ * without costs while the window's steps were imbalanced (costless; step_lambda: the mean over
+ * its steps of max owned load / mean). One thread, no step running.
  */
-bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err);
+bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err, double step_lambda);
 /*
  * Whether thieves take worker w's next tasks (front) rather than its last ones (tail): when it
- * has gone LBOMP__FRONT_AFTER windows without predicted costs, a load that no plan follows (it
+ * has gone LBOMP__FRONT_AFTER windows without predicted costs while their steps were imbalanced
+ * (per-step owned λ at least LBOMP__FRONT_LAMBDA on average), a load that no plan follows (it
  * moves faster than plans, or nothing plans). Costs dropped now and then, as a core that slows
- * for a while makes the check do, keep the tail, which keeps stolen tasks' data where it went
- * (bench/README, *Stealing from the front, when no plan follows the load*).
+ * for a while makes the check do, keep the tail, which keeps stolen tasks' data where it went,
+ * and so do balanced steps whose costs were dropped and never renewed, since no plan was needed
+ * (in face far the l2 memtasks were 1.3–3.9 % slower with front there: bench/README, *Stealing
+ * from the front, when no plan follows the load*).
  */
-#define LBOMP__FRONT_AFTER 8
+#define LBOMP__FRONT_AFTER  8
+#define LBOMP__FRONT_LAMBDA 1.2
 static inline bool lbomp__workers_front(const struct lbomp__worker *w)
 {
         return !w->pcost_ok && w->costless >= LBOMP__FRONT_AFTER;

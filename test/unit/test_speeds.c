@@ -476,7 +476,7 @@ static bool pair_window(struct pair_costs *p, const double owned[2])
 {
         p->w[0].win_owned_s = owned[0];
         p->w[1].win_owned_s = owned[1];
-        bool dropped = lbomp__workers_costs_check(&p->ws, 0.10);
+        bool dropped = lbomp__workers_costs_check(&p->ws, 0.10, 1.5);
         ASSERT_EQ(p->w[0].pcost_ok, !dropped);
         ASSERT_EQ(p->w[1].pcost_ok, !dropped);
         return dropped;
@@ -511,16 +511,25 @@ static void stale_costs(void)
         /* nothing measured: kept (nothing to judge them by) */
         ASSERT(!costs_dropped((const double[]){1.4e-3, 0.6e-3}, (const double[]){0, 0}));
 
-        /* Thieves take from the front once LBOMP__FRONT_AFTER windows ended without costs, and
-         * from the tail again as soon as costs come (lbomp__workers_front). */
+        /* Thieves take from the front once LBOMP__FRONT_AFTER windows with imbalanced steps (a
+         * per-step λ of 1.5) ended without costs, and from the tail again as soon as costs come
+         * (lbomp__workers_front). */
         pair_init(&p, (const double[]){1.4e-3, 0.6e-3});
         ASSERT(!pair_window(&p, (const double[]){8e-3, 12e-3}));
         ASSERT(pair_window(&p, (const double[]){8e-3, 12e-3})); /* dropped here */
-        for (int k = 1; k <= LBOMP__FRONT_AFTER; k++) {
+        ASSERT_EQ(p.w[0].costless, 1);                          /* the window that dropped them */
+        for (int k = 2; k <= LBOMP__FRONT_AFTER; k++) {
                 ASSERT(!lbomp__workers_front(&p.w[0]) && !lbomp__workers_front(&p.w[1]));
-                ASSERT(!lbomp__workers_costs_check(&p.ws, 0.10)); /* nothing left to drop */
+                ASSERT(!lbomp__workers_costs_check(&p.ws, 0.10, 1.5)); /* nothing to drop */
                 ASSERT_EQ(p.w[0].costless, (uint32_t)k);
         }
+        ASSERT(lbomp__workers_front(&p.w[0]) && lbomp__workers_front(&p.w[1]));
+        /* a window of balanced steps, costs or not: back to the tail (no plan was needed) */
+        ASSERT(!lbomp__workers_costs_check(&p.ws, 0.10, 1.1));
+        ASSERT_EQ(p.w[0].costless, 0);
+        ASSERT(!lbomp__workers_front(&p.w[0]) && !lbomp__workers_front(&p.w[1]));
+        for (uint32_t k = 1; k <= LBOMP__FRONT_AFTER; k++)
+                ASSERT(!lbomp__workers_costs_check(&p.ws, 0.10, 1.5));
         ASSERT(lbomp__workers_front(&p.w[0]) && lbomp__workers_front(&p.w[1]));
         double slot_cost[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         uint32_t slots[2][4] = {{0, 1, 2, 3}, {4, 5, 6, 7}};

@@ -170,7 +170,7 @@ bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err, double st
  * moves faster than plans, or nothing plans). Costs dropped now and then, as a core that slows
  * for a while makes the check do, keep the tail, which keeps stolen tasks' data where it went,
  * and so do balanced steps whose costs were dropped and never renewed, since no plan was needed
- * (in face far the l2 memtasks were 1.3–3.9 % slower with front there: bench/README, *Stealing
+ * (in face far the l2 memtasks were 1–3 % slower with front there: bench/README, *Stealing
  * from the front, when no plan follows the load*).
  */
 #define LBOMP__FRONT_AFTER  8

@@ -25,10 +25,11 @@
  *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
  *             armed and every window steals, and what the threads carried per step stays below
  *             1.2 in the last windows while their own loads say 1.5 or more
- *   front     hot over 120 steps: `none` gives no costs, so after 8 windows without them
- *             the thieves take from the front of their victim (deque.h): no front step in the
- *             first 8 windows, every armed step a front one from the ninth on, the run's totals
- *             add them up, and what the threads carried stays below 1.2 there too
+ *   front     hot over 120 steps: `none` gives no costs, so after 8 windows without them,
+ *             their steps imbalanced (per-step λ 1.6), the thieves take from the front of their
+ *             victim (deque.h): no front step in the first 8 windows, every armed step a
+ *             front one from the ninth on, the run's totals add them up, and what the threads
+ *             carried stays below 1.2 there too
  * Judged on the recorded windows, not on speed. Usage: test_steal_demand MODE
  */
 #include <omp.h>

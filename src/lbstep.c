@@ -503,8 +503,7 @@ void lbomp__lb_begin(struct lbomp *lb)
          * hotspot that moved on since the last snapshot (the moving l3 memtask under auto, which
          * builds one now and then: 1.04-1.05 x refine's time, which builds none; 1.00 without
          * costs; bench/README, "Costs that went stale") */
-        lbomp__workers_costs_check(&lb->ws, COSTS_ERR,
-                                   lb->win.steps ? lb->win.lam_sum / (double)lb->win.steps : 1.0);
+        lbomp__workers_costs_check(&lb->ws, COSTS_ERR, lbomp__window_step_lambda(&lb->win));
         bool armed = l->armed;
         l->armed = false;
         l->auto_period = 0;

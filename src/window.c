@@ -669,7 +669,7 @@ lbomp_window_stats_t *lbomp__window_close(struct lbomp__window *win,
         ws_rec->avg_load = ws->n ? sum / ssum : 0;
         ws_rec->imbalance = ws_rec->avg_load > 0 ? mx / ws_rec->avg_load : 1.0;
         ws_rec->imbalance_run = run_sum > 0 ? run_mx / (run_sum / ws->n) : 1.0;
-        ws_rec->imbalance_step_mean = win->steps ? win->lam_sum / win->steps : 1.0;
+        ws_rec->imbalance_step_mean = lbomp__window_step_lambda(win);
         ws_rec->imbalance_step_max = win->steps ? win->lam_max : 1.0;
         ws_rec->imbalance_run_step_mean = win->steps ? win->lamr_sum / win->steps : 1.0;
         ws_rec->timed_steps = win->timed;

@@ -97,6 +97,12 @@ void lbomp__window_energy_tick(struct lbomp__window *win);
 void lbomp__window_init(struct lbomp__window *win, uint32_t keep);
 /* Room for tasks in slots below nslots, and for one more step record. 0 or -ENOMEM. */
 int lbomp__window_reserve(struct lbomp__window *win, uint32_t nslots);
+/* λ of the window's steps so far (max owned load over the mean, per step), averaged; 1 without
+ * steps. */
+static inline double lbomp__window_step_lambda(const struct lbomp__window *win)
+{
+        return win->steps ? win->lam_sum / (double)win->steps : 1.0;
+}
 /* Steps recorded so far, and step i's record (NULL when it is no longer kept or not there). */
 static inline uint64_t lbomp__window_nsteps(const struct lbomp__window *win)
 {

@@ -561,28 +561,56 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
         return w->hw != w->speed ? l * w->hw / w->speed : l;
 }
 
+/* The window's kept timed steps that were not disturbed (LBOMP__DISTURBED; all of them when
+ * fewer than three), their indices in kept[] in order; avg[k] is the capacity-weighted mean load
+ * of step k. Returns how many. */
+static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
+                            double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
+{
+        uint32_t n = win->nexcess < LBOMP__EXCESS_STEPS ? win->nexcess : LBOMP__EXCESS_STEPS;
+        double total[LBOMP__EXCESS_STEPS], sorted[LBOMP__EXCESS_STEPS];
+        for (uint32_t k = 0; k < n; k++) {
+                double sum = 0, ssum = 0;
+                for (int i = 0; i < ws->n; i++) {
+                        sum += ws->w[i].speed * timed_pred(&ws->w[i], k);
+                        ssum += ws->w[i].speed;
+                }
+                avg[k] = ssum > 0 ? sum / ssum : 0;
+                total[k] = sorted[k] = sum;
+        }
+        /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance only
+         * adds time, so the lower middle is the cleaner reference. With fewer than three steps
+         * none can be told from the others. */
+        for (uint32_t k = 1; k < n; k++)
+                for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                        double t = sorted[j];
+                        sorted[j] = sorted[j - 1];
+                        sorted[j - 1] = t;
+                }
+        double limit = n >= 3 ? sorted[(n - 1) / 2] * (1 + LBOMP__DISTURBED) : INFINITY;
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < n; k++)
+                if (total[k] <= limit)
+                        kept[m++] = k;
+        return m;
+}
+
 double lbomp__window_persistent_excess(const struct lbomp__window *win,
                                        const struct lbomp__workers *ws)
 {
         if (!win->nexcess || !ws->n)
                 return INFINITY;
         double avg[LBOMP__EXCESS_STEPS];
-        for (uint32_t k = 0; k < win->nexcess; k++) {
-                double sum = 0, ssum = 0;
-                for (int i = 0; i < ws->n; i++) {
-                        sum += ws->w[i].speed * timed_pred(&ws->w[i], k);
-                        ssum += ws->w[i].speed;
-                }
-                avg[k] = sum / ssum;
-        }
+        uint32_t kept[LBOMP__EXCESS_STEPS];
+        uint32_t n = undisturbed(win, ws, avg, kept);
         /* One-sided 95 % points of Student's t with n - 1 degrees of freedom, n = 2..8. */
         static const double t95[LBOMP__EXCESS_STEPS + 1] = {0,    0,    6.31, 2.92, 2.35,
                                                             2.13, 2.02, 1.94, 1.89};
-        uint32_t n = win->nexcess;
         double best = -INFINITY;
         for (int i = 0; i < ws->n; i++) {
                 double least = INFINITY, sum = 0, sq = 0;
-                for (uint32_t k = 0; k < n; k++) {
+                for (uint32_t j = 0; j < n; j++) {
+                        uint32_t k = kept[j];
                         double e = timed_pred(&ws->w[i], k) - avg[k];
                         least = e < least ? e : least;
                         sum += e;

@@ -211,10 +211,16 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
-/* The excess that persisted over the window's timed steps, as the current speeds predict it:
- * the largest, over workers, of the least predicted time above the step's capacity-weighted mean
- * and of the mean of it less t95 standard errors (≤ 0 when no worker stayed above it at every
- * timed step, or by less than the steps' noise); +inf when no timed step was kept. */
+/* A timed step whose workers' loads add up to more than the steps' lower median total by this
+ * share was disturbed (another process took a core or its caches for part of it): the persistent
+ * excess leaves it out. The tasks of a step add up to the same work wherever they ran, and a
+ * disturbance only adds time. */
+#define LBOMP__DISTURBED 0.10
+/* The excess that persisted over the window's undisturbed timed steps, as the current speeds
+ * predict it: the largest, over workers, of the least predicted time above the step's
+ * capacity-weighted mean and of the mean of it less t95 standard errors (≤ 0 when no worker
+ * stayed above it at every such step, or by less than the steps' noise); +inf when no timed step
+ * was kept. */
 double lbomp__window_persistent_excess(const struct lbomp__window *win,
                                        const struct lbomp__workers *ws);
 /* λ of the workers' owned loads over the window's timed steps (what the costs of a snapshot

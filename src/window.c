@@ -176,6 +176,7 @@ void lbomp__window_restart(struct lbomp__window *win, struct lbomp__workers *ws,
                 memset(win->ns, 0, nslots * sizeof *win->ns);
         }
         win->nexcess = 0;
+        win->descheduled = 0;
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 w->win_owned_s = w->win_run_s = 0;
@@ -251,6 +252,7 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                 struct lbomp__steprec *rec = lbomp__window_steprec(win, win->folded);
                 size_t slot = win->folded % LBOMP__RING;
                 double omax = 0, osum = 0, rmax = 0, rsum = 0;
+                bool off = false;
                 for (int i = 0; i < ws->n; i++) {
                         struct lbomp__worker *w = &ws->w[i];
                         struct lbomp__stepload *r = &w->ring[slot];
@@ -272,13 +274,18 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         if (rec->timed) {
                                 if (win->nexcess < LBOMP__EXCESS_STEPS)
                                         w->win_timed_owned[win->nexcess] = owned;
+                                off = off || (r->cpu_s > 0 &&
+                                              r->wall_s - r->cpu_s > LBOMP__DISTURBED * r->wall_s);
                                 w->win_owned_timed_s += owned;
                                 w->win_busy_timed_s += r->busy_s;
                                 w->win_bg_timed_s += r->bg_s;
                         }
                 }
-                if (rec->clean && rec->timed && win->nexcess < LBOMP__EXCESS_STEPS)
+                if (rec->clean && rec->timed && win->nexcess < LBOMP__EXCESS_STEPS) {
+                        if (off)
+                                win->descheduled |= 1u << win->nexcess;
                         win->nexcess++;
+                }
                 double lam = osum > 0 ? omax / (osum / n) : 1.0;
                 double lamr = rsum > 0 ? rmax / (rsum / n) : 1.0;
                 rec->lambda = (float)lam;
@@ -561,14 +568,20 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
         return w->hw != w->speed ? l * w->hw / w->speed : l;
 }
 
-/* The window's kept timed steps that were not disturbed (LBOMP__DISTURBED; all of them when
- * fewer than three), their indices in kept[] in order; avg[k] is the capacity-weighted mean load
- * of step k. Returns how many. */
+/* The window's kept timed steps that were not disturbed (LBOMP__DISTURBED), their indices in
+ * kept[] in order; avg[k] is the capacity-weighted mean load of step k. Returns how many. Steps
+ * whose threads were off their cores go first, unless fewer than two would be left (then none is
+ * told from the others: every step is kept, and the noise bound judges them); of three or more
+ * left, those whose total is too large. */
 static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
                             double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
 {
         uint32_t n = win->nexcess < LBOMP__EXCESS_STEPS ? win->nexcess : LBOMP__EXCESS_STEPS;
+        uint32_t off = win->descheduled & ((1u << n) - 1);
+        if (n - (uint32_t)__builtin_popcount(off) < 2)
+                off = 0;
         double total[LBOMP__EXCESS_STEPS], sorted[LBOMP__EXCESS_STEPS];
+        uint32_t m = 0;
         for (uint32_t k = 0; k < n; k++) {
                 double sum = 0, ssum = 0;
                 for (int i = 0; i < ws->n; i++) {
@@ -576,23 +589,24 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
                         ssum += ws->w[i].speed;
                 }
                 avg[k] = ssum > 0 ? sum / ssum : 0;
-                total[k] = sorted[k] = sum;
+                total[k] = sum;
+                if (!(off >> k & 1))
+                        sorted[m++] = sum;
         }
         /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance only
-         * adds time, so the lower middle is the cleaner reference. With fewer than three steps
-         * none can be told from the others. */
-        for (uint32_t k = 1; k < n; k++)
+         * adds time, so the lower middle is the cleaner reference. */
+        for (uint32_t k = 1; k < m; k++)
                 for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
                         double t = sorted[j];
                         sorted[j] = sorted[j - 1];
                         sorted[j - 1] = t;
                 }
-        double limit = n >= 3 ? sorted[(n - 1) / 2] * (1 + LBOMP__DISTURBED) : INFINITY;
-        uint32_t m = 0;
+        double limit = m >= 3 ? sorted[(m - 1) / 2] * (1 + LBOMP__DISTURBED) : INFINITY;
+        uint32_t kept_n = 0;
         for (uint32_t k = 0; k < n; k++)
-                if (total[k] <= limit)
-                        kept[m++] = k;
-        return m;
+                if (!(off >> k & 1) && total[k] <= limit)
+                        kept[kept_n++] = k;
+        return kept_n;
 }
 
 double lbomp__window_persistent_excess(const struct lbomp__window *win,

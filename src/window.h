@@ -56,6 +56,8 @@ struct lbomp__window {
         uint32_t steal_steps; /* steps of the window in which stealing was armed */
         uint32_t steal_front; /* of which some worker's thieves took from its front */
         uint32_t nexcess;     /* timed steps kept in the workers' win_timed_owned */
+        uint32_t descheduled; /* bit k: in kept timed step k, some worker's thread was off its
+                                 core for more than LBOMP__DISTURBED of its span */
         double wall0;         /* when it started */
         double lam_sum;       /* Σ per-step λ over its steps */
         double lam_max;       /* max per-step λ */
@@ -211,10 +213,13 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */
 double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__worker *w);
-/* A timed step whose workers' loads add up to more than the steps' lower median total by this
- * share was disturbed (another process took a core or its caches for part of it): the persistent
- * excess leaves it out. The tasks of a step add up to the same work wherever they ran, and a
- * disturbance only adds time. */
+/* A timed step was disturbed (another process took a core, or its caches, for part of it), and
+ * the persistent excess leaves it out, when some worker's thread was off its core for more than
+ * this share of its span (its CPU time against its wall time, when read: the time off is spread
+ * over its tasks, own and stolen, in proportion, and a long one inside one stolen task charged
+ * most of the thread's step to the victim), or when the workers' loads add up to more than the
+ * steps' lower median total by this share (the tasks of a step add up to the same work wherever
+ * they ran, and a disturbance only adds time). */
 #define LBOMP__DISTURBED 0.10
 /* The excess that persisted over the window's undisturbed timed steps, as the current speeds
  * predict it: the largest, over workers, of the least predicted time above the step's

@@ -572,7 +572,7 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
  * kept[] in order; avg[k] is the capacity-weighted mean load of step k. Returns how many. Steps
  * whose threads were off their cores go first, unless fewer than two would be left (then none is
  * told from the others: every step is kept, and the noise bound judges them); of three or more
- * left, those whose total is too large. */
+ * left, those whose total is too far from the others'. */
 static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
                             double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
 {
@@ -593,18 +593,23 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
                 if (!(off >> k & 1))
                         sorted[m++] = sum;
         }
-        /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance only
-         * adds time, so the lower middle is the cleaner reference. */
+        /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance
+         * mostly adds time, so the lower middle is the cleaner reference. It can also take some
+         * away: a thread that starts late finds its tasks stolen, and a thief's time in them is
+         * charged to it as what they would have cost it (÷ kappa, estimated from earlier steals,
+         * themselves perhaps disturbed). */
         for (uint32_t k = 1; k < m; k++)
                 for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
                         double t = sorted[j];
                         sorted[j] = sorted[j - 1];
                         sorted[j - 1] = t;
                 }
-        double limit = m >= 3 ? sorted[(m - 1) / 2] * (1 + LBOMP__DISTURBED) : INFINITY;
+        double ref = m >= 3 ? sorted[(m - 1) / 2] : 0;
+        double hi = m >= 3 ? ref * (1 + LBOMP__DISTURBED) : INFINITY;
+        double lo = ref / (1 + LBOMP__DISTURBED);
         uint32_t kept_n = 0;
         for (uint32_t k = 0; k < n; k++)
-                if (!(off >> k & 1) && total[k] <= limit)
+                if (!(off >> k & 1) && total[k] <= hi && total[k] >= lo)
                         kept[kept_n++] = k;
         return kept_n;
 }

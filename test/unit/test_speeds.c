@@ -477,6 +477,12 @@ static void persistent_excess(void)
         const double one[3] = {1, 1, 1}, hit[3] = {1, 1.8, 1};
         ASSERT(excess_loads(3, hit, one) <= 0);
         ASSERT(excess_loads(3, one, hit) <= 0);
+        /* A thread that started a step late found most of its tasks stolen, charged to it at
+         * what the thief said they would have cost it (÷ a kappa of 2.3, itself from disturbed
+         * steals): the step's total fell by 30 % and the skew looked gone. Left out. */
+        const double late0[3] = {0.7, 0.7, 0.7}, late1[3] = {1.3, 1.3, 0.7};
+        x = excess_loads(3, late0, late1);
+        ASSERT(fabs(x - 0.3e-3) < 1e-12);
         /* a step 10 % heavier or less is not told from the others: the swap below is real */
         const double swap0[3] = {1.10, 0.95, 1.10}, swap1[3] = {0.90, 1.10, 0.90};
         ASSERT(excess_loads(3, swap0, swap1) <= 0);

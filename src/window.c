@@ -570,9 +570,9 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
 
 /* The window's kept timed steps that were not disturbed (LBOMP__DISTURBED), their indices in
  * kept[] in order; avg[k] is the capacity-weighted mean load of step k. Returns how many. Steps
- * whose threads were off their cores go first, unless fewer than two would be left (then none is
- * told from the others: every step is kept, and the noise bound judges them); of three or more
- * left, those whose total is too far from the others'. */
+ * whose threads were off their cores go first, then, of three or more left, those whose total is
+ * too far from the others'; unless fewer than two would be left (then those steps cannot be told
+ * from the others: they are kept, and the noise bound judges them). */
 static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
                             double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
 {
@@ -610,6 +610,12 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
         uint32_t kept_n = 0;
         for (uint32_t k = 0; k < n; k++)
                 if (!(off >> k & 1) && total[k] <= hi && total[k] >= lo)
+                        kept[kept_n++] = k;
+        if (kept_n >= 2)
+                return kept_n;
+        kept_n = 0; /* the totals too far apart to tell which steps were disturbed */
+        for (uint32_t k = 0; k < n; k++)
+                if (!(off >> k & 1))
                         kept[kept_n++] = k;
         return kept_n;
 }

@@ -490,6 +490,9 @@ static void persistent_excess(void)
         const double four0[4] = {1.3, 2.0, 1.3, 2.1}, four1[4] = {0.7, 0.7, 0.7, 0.7};
         x = excess_loads(4, four0, four1);
         ASSERT(fabs(x - 0.3e-3) < 1e-12);
+        /* totals too far apart to tell which steps were disturbed: every one is kept */
+        const double far0[3] = {1.3, 2.0, 2.7}, far1[3] = {0.7, 0.7, 0.7};
+        ASSERT(excess_loads(3, far0, far1) < 0.3e-3);
         /* two steps alone: neither is left out (the bound of their noise decides) */
         const double two0[2] = {1.3, 2.1}, two1[2] = {0.7, 0.7};
         ASSERT(excess_loads(2, two0, two1) < 0.3e-3);

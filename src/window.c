@@ -569,10 +569,10 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
 }
 
 /* The window's kept timed steps that were not disturbed (LBOMP__DISTURBED), their indices in
- * kept[] in order; avg[k] is the capacity-weighted mean load of step k. Returns how many. Steps
- * whose threads were off their cores go first, then, of three or more left, those whose total is
- * too far from the others'; unless fewer than two would be left (then those steps cannot be told
- * from the others: they are kept, and the noise bound judges them). */
+ * kept[] in order; avg[k] is the capacity-weighted mean load of step k. Returns how many. First
+ * the steps whose threads were off their cores, unless fewer than two would be left; then, among
+ * three or more left, by their totals against the lower median: those short of it while two are
+ * left, those beyond it while three are left. */
 static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
                             double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
 {
@@ -594,28 +594,37 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
                         sorted[m++] = sum;
         }
         /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance
-         * mostly adds time, so the lower middle is the cleaner reference. It can also take some
-         * away: a thread that starts late finds its tasks stolen, and a thief's time in them is
-         * charged to it as what they would have cost it (÷ kappa, estimated from earlier steals,
-         * themselves perhaps disturbed). */
-        for (uint32_t k = 1; k < m; k++)
-                for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-                        double t = sorted[j];
-                        sorted[j] = sorted[j - 1];
-                        sorted[j - 1] = t;
+         * mostly adds time, so the lower middle is the cleaner reference. */
+        double lo = 0, hi = INFINITY;
+        if (m >= 3) {
+                for (uint32_t k = 1; k < m; k++)
+                        for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                                double t = sorted[j];
+                                sorted[j] = sorted[j - 1];
+                                sorted[j - 1] = t;
+                        }
+                lo = sorted[(m - 1) / 2] / (1 + LBOMP__DISTURBED);
+                hi = sorted[(m - 1) / 2] * (1 + LBOMP__DISTURBED);
+        }
+        uint32_t low = 0, high = 0;
+        for (uint32_t k = 0; k < n; k++)
+                if (!(off >> k & 1)) {
+                        low += total[k] < lo;
+                        high += total[k] > hi;
                 }
-        double ref = m >= 3 ? sorted[(m - 1) / 2] : 0;
-        double hi = m >= 3 ? ref * (1 + LBOMP__DISTURBED) : INFINITY;
-        double lo = ref / (1 + LBOMP__DISTURBED);
+        /* Short of the others: a thread that started late found its tasks stolen, and a thief's
+         * time in them is charged to it at what they would have cost it (÷ kappa, from earlier
+         * steals, themselves perhaps disturbed); the work did not shrink, so such a step says
+         * less of the loads than the others. Beyond them: in steps too short to read CPU time,
+         * another process's pause; but such steps are also what the noise of short steps looks
+         * like, which the noise bound must see (in face far the balanced 1 MiB memtask moved 22
+         * tasks a run instead of 15 when they were left out down to two steps). */
+        bool drop_low = m - low >= 2;
+        bool drop_high = m - (drop_low ? low : 0) - high >= 3;
         uint32_t kept_n = 0;
         for (uint32_t k = 0; k < n; k++)
-                if (!(off >> k & 1) && total[k] <= hi && total[k] >= lo)
-                        kept[kept_n++] = k;
-        if (kept_n >= 2)
-                return kept_n;
-        kept_n = 0; /* the totals too far apart to tell which steps were disturbed */
-        for (uint32_t k = 0; k < n; k++)
-                if (!(off >> k & 1))
+                if (!(off >> k & 1) && !(drop_low && total[k] < lo) &&
+                    !(drop_high && total[k] > hi))
                         kept[kept_n++] = k;
         return kept_n;
 }

@@ -217,10 +217,9 @@ double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__wor
  * the persistent excess leaves it out, when some worker's thread was off its core for more than
  * this share of its span (its CPU time against its wall time, when read: the time off is spread
  * over its tasks, own and stolen, in proportion, and a long one inside one stolen task charged
- * most of the thread's step to the victim), or when the workers' loads add up to more than the
- * steps' lower median total by this share, or to less by as much (the tasks of a step add up to
- * the same work wherever they ran; a disturbance mostly adds time, and a thread that came late
- * has its tasks stolen and charged to it at what thieves say they would have cost it). */
+ * most of the thread's step to the victim), or when the workers' loads add up to less than the
+ * steps' lower median total by this share, or to more (the tasks of a step add up to the same work
+ * wherever they ran), as long as two steps, or three for the latter, are left. */
 #define LBOMP__DISTURBED 0.10
 /* The excess that persisted over the window's undisturbed timed steps, as the current speeds
  * predict it: the largest, over workers, of the least predicted time above the step's

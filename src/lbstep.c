@@ -433,8 +433,7 @@ static void finish(struct lbomp *lb)
                            r->pub.decision_s);
         lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
         l->t_data = lbomp__mono_s();
-        if (!l->skip) /* a step that ran no policy says little of what one costs */
-                l->pays_cost_s = l->t_data - l->t_begin;
+        l->pays_cost_s = l->t_data - l->t_begin;
 }
 
 /* Σ over live links of bytes × distance between their workers' nodes, from the task table. */
@@ -518,12 +517,11 @@ void lbomp__lb_begin(struct lbomp *lb)
         }
         /* Balanced within the tolerance over the steps the decision reads: no policy would move
          * a task (none may move one that does not pay), so none runs and no snapshot is built.
-         * The trace records every LB step (the full path), and a loop cuts its chunks from the
-         * snapshot's costs: it builds the snapshot, and runs no policy. */
+         * The trace records every LB step, and a loop cuts its chunks from the snapshot's costs:
+         * both keep the full path. */
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
-        bool full = l->trace || l->keep_costs;
-        bool balanced = !full && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance;
-        if (balanced && !lb->chunks) {
+        if (!l->trace && !l->keep_costs && !lb->chunks && avg > 0 &&
+            lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
                 return;
         }
@@ -534,8 +532,7 @@ void lbomp__lb_begin(struct lbomp *lb)
          * periods as the run has gone, at most 8, as auto's horizon) it must beat what the last LB
          * step that ran a policy cost (before any did, auto's guess: 20 µs + 0.2 µs per task). Two
          * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
-         * auto decides this itself. A loop builds its snapshot all the same (its chunks are cut
-         * from the costs) but keeps its mapping under both rules. */
+         * auto decides this itself. */
         uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;
         double excess = mx - avg, persist = lbomp__window_persistent_excess(&lb->win, &lb->ws);
         if (persist < excess) /* only what stayed on the same workers at every timed step */
@@ -543,8 +540,8 @@ void lbomp__lb_begin(struct lbomp *lb)
         double gain = excess * (double)lb->cfg.period * (double)periods;
         double cost =
                 l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
-        bool no_pay = !full && pol != &lbomp__policy_auto && avg > 0 && gain < cost;
-        if (no_pay && !lb->chunks) {
+        if (!l->trace && !l->keep_costs && !lb->chunks && pol != &lbomp__policy_auto && avg > 0 &&
+            gain < cost) {
                 uint64_t n = l->recs.n;
                 record_only(lb, lam, mx, avg);
                 if (l->recs.n > n) {
@@ -601,13 +598,6 @@ void lbomp__lb_begin(struct lbomp *lb)
                                    "window (every task time is 0); mapping kept",
                                    (size_t)l->recs.n - 1);
                 l->said_no_time = true;
-        } else if (lb->chunks && (balanced || no_pay)) {
-                l->skip = true; /* the snapshot's dest is the mapping as it is */
-                r->note_kind = balanced ? LBOMP__NOTE_BALANCED : LBOMP__NOTE_NO_PAY;
-                r->note_arg[0] = balanced ? lb->cfg.params.tolerance : gain;
-                r->note_arg[1] = cost;
-                r->note_u = periods;
-                r->note_flag = l->pays_cost_s > 0;
         } else if (pol->kind == LBOMP__CENTRAL) {
                 r->pub.error = pol->plan(l->snap, l->plan.dest, &r->ps);
         } else {

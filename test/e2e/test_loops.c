@@ -15,9 +15,6 @@
  *              the id of the task being run
  *   setup      a setup loop before the step loop does not count as a time step: 20 steps of two
  *              loops after it are 20 time steps, and each loop balances twice with period 10
- *   blip       a balanced loop whose one index is slow in one timed step: the LB step after it
- *              sees λ ≥ 1.2 and moves nothing under greedy (the pays check and its noise bound
- *              apply to loops too: before, greedy re-dealt 40-odd chunks)
  * Usage: test_loops ITEM (run with OMP_NUM_THREADS=2)
  */
 #include <errno.h>
@@ -334,38 +331,10 @@ static void item_setup(void)
         lbomp_destroy(lb);
 }
 
-/* ---- blip: one slow step is not a reason to move chunks ---- */
-
-static void item_blip(void)
-{
-        lbomp_t *lb = create(10);
-        ASSERT_EQ(lbomp_set_policy(lb, "greedy"), 0); /* it re-deals whatever is above tolerance */
-        for (int s = 0; s < 40; s++) {
-#pragma omp parallel
-                LBOMP_FOR (lb, "even", i, 0, N) {
-                        burn(i == 0 && s == 27 ? 2000 : 1); /* once, in a step the decision reads */
-                }
-                check_step(lb, "blip");
-        }
-        const lbomp_t *l = lbomp_loop(lb, "even");
-        ASSERT(l != NULL);
-        ASSERT_EQ(lbomp_lb_count(l), 4);
-        lbomp_lb_stats_t st;
-        ASSERT_EQ(lbomp_lb_get(l, 2, &st, sizeof st), 0);
-        printf("LB step after the slow step: λ %.3f, %u moves\n", st.imbalance_before,
-               st.migrations);
-        if (st.imbalance_before < 1.2)
-                FAIL("the slow step did not show: λ %.3f", st.imbalance_before);
-        if (st.migrations != 0)
-                FAIL("%u chunks moved for one slow step: the loop's LB step skips the pays check",
-                     st.migrations);
-        lbomp_destroy(lb);
-}
-
 int main(int argc, char **argv)
 {
         if (argc != 2)
-                FAIL("usage: test_loops ranges|skews|hot|reduce|setup|blip");
+                FAIL("usage: test_loops ranges|skews|hot|reduce|setup");
         if (strcmp(argv[1], "ranges") == 0)
                 item_ranges();
         else if (strcmp(argv[1], "skews") == 0)
@@ -376,8 +345,6 @@ int main(int argc, char **argv)
                 item_reduce();
         else if (strcmp(argv[1], "setup") == 0)
                 item_setup();
-        else if (strcmp(argv[1], "blip") == 0)
-                item_blip();
         else
                 FAIL("unknown item %s", argv[1]);
         return 0;

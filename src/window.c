@@ -612,10 +612,10 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
                         low += total[k] < lo;
                         high += total[k] > hi;
                 }
-        /* Short of the others: a thread that started late found its tasks stolen, and a thief's
-         * time in them is charged to it at what they would have cost it (÷ kappa, from earlier
-         * steals, themselves perhaps disturbed); the work did not shrink, so such a step says
-         * less of the loads than the others. Beyond them: in steps too short to read CPU time,
+        /* Short of the others: a thread that started late found its tasks stolen, and the
+         * thief's time in them came back to it short (0.12 of 0.26 ms in the case measured,
+         * bench/README "Disturbed steps"); the work did not shrink, so such a step says less of
+         * the loads than the others. Beyond them: in steps too short to read CPU time,
          * another process's pause; but such steps are also what the noise of short steps looks
          * like, which the noise bound must see (in face far the balanced 1 MiB memtask moved 22
          * tasks a run instead of 15 when they were left out down to two steps). */

@@ -223,7 +223,7 @@ double lbomp__window_bg(const struct lbomp__window *win, const struct lbomp__wor
 #define LBOMP__DISTURBED 0.10
 /* The excess that persisted over the window's undisturbed timed steps, as the current speeds
  * predict it: the largest, over workers, of the least predicted time above the step's
- * capacity-weighted mean and of the mean of it less t95 standard errors (≤ 0 when no worker
+ * capacity-weighted mean and of the mean of it less t99 standard errors (≤ 0 when no worker
  * stayed above it at every such step, or by less than the steps' noise); +inf when no timed step
  * was kept. */
 double lbomp__window_persistent_excess(const struct lbomp__window *win,

@@ -456,9 +456,11 @@ static void persistent_excess(void)
         /* above the mean at every step, by 1 % to 9 %: noise as well as anything (the least alone
          * said 1e-5 s); a plan made on it would move a task of two equal halves */
         ASSERT(excess_of((const double[]){0.05, 0.01, 0.09}) <= 0);
-        /* 9 % to 11 %, every step: real, and about the least of it */
+        /* 3 %, 5 %, 7 %: real at 95 %, noise at 99 % (the test runs at every LB step) */
+        ASSERT(excess_of((const double[]){0.03, 0.05, 0.07}) <= 0);
+        /* 9 % to 11 %, every step: real, less 4 % for the steps' noise */
         double x = excess_of((const double[]){0.10, 0.11, 0.09});
-        ASSERT(x > 0.8e-4 && x <= 0.9e-4);
+        ASSERT(x > 0.55e-4 && x <= 0.65e-4);
         /* the other worker on top at one step: nothing persisted */
         ASSERT(excess_of((const double[]){0.10, -0.02, 0.10}) <= 0);
         /* noise-free, as in the simulator: the least */

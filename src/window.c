@@ -351,19 +351,26 @@ void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__wo
         win->pending = false;
 }
 
+/* Insertion sort, ascending, of the few values a window keeps per task or per timed step. */
+static void sort_few(double *a, uint32_t n)
+{
+        for (uint32_t i = 1; i < n; i++) {
+                double x = a[i];
+                uint32_t j = i;
+                for (; j > 0 && a[j - 1] > x; j--)
+                        a[j] = a[j - 1];
+                a[j] = x;
+        }
+}
+
 /* Median of n <= LBOMP__TIMED values (the mean of the two middle ones when n is even). */
 static double median(const float *v, uint32_t n)
 {
-        float a[LBOMP__TIMED];
-        for (uint32_t i = 0; i < n; i++) { /* insertion sort: n is at most LBOMP__TIMED */
-                uint32_t j = i;
-                while (j > 0 && a[j - 1] > v[i]) {
-                        a[j] = a[j - 1];
-                        j--;
-                }
-                a[j] = v[i];
-        }
-        return n % 2 ? a[n / 2] : 0.5 * ((double)a[n / 2 - 1] + a[n / 2]);
+        double a[LBOMP__TIMED];
+        for (uint32_t i = 0; i < n; i++)
+                a[i] = v[i];
+        sort_few(a, n);
+        return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
 }
 
 void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__worker *w,
@@ -576,8 +583,8 @@ static double timed_pred(const struct lbomp__worker *w, uint32_t k)
 static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp__workers *ws,
                             double avg[LBOMP__EXCESS_STEPS], uint32_t kept[LBOMP__EXCESS_STEPS])
 {
-        uint32_t n = win->nexcess < LBOMP__EXCESS_STEPS ? win->nexcess : LBOMP__EXCESS_STEPS;
-        uint32_t off = win->descheduled & ((1u << n) - 1);
+        uint32_t n = win->nexcess; /* at most LBOMP__EXCESS_STEPS (lbomp__window_fold) */
+        uint32_t off = win->descheduled;
         if (n - (uint32_t)__builtin_popcount(off) < 2)
                 off = 0;
         double total[LBOMP__EXCESS_STEPS], sorted[LBOMP__EXCESS_STEPS];
@@ -593,16 +600,11 @@ static uint32_t undisturbed(const struct lbomp__window *win, const struct lbomp_
                 if (!(off >> k & 1))
                         sorted[m++] = sum;
         }
-        /* The lower median of the steps' totals (insertion sort of at most 8): a disturbance
-         * mostly adds time, so the lower middle is the cleaner reference. */
+        /* The lower median of the steps' totals: a disturbance mostly adds time, so the lower
+         * middle is the cleaner reference. */
         double lo = 0, hi = INFINITY;
         if (m >= 3) {
-                for (uint32_t k = 1; k < m; k++)
-                        for (uint32_t j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-                                double t = sorted[j];
-                                sorted[j] = sorted[j - 1];
-                                sorted[j - 1] = t;
-                        }
+                sort_few(sorted, m);
                 lo = sorted[(m - 1) / 2] / (1 + LBOMP__DISTURBED);
                 hi = sorted[(m - 1) / 2] * (1 + LBOMP__DISTURBED);
         }

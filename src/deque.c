@@ -138,10 +138,16 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
  * share, 1.01–1.02 with a quarter). Four times more batches cost one deque pop each, ≈ 40 per
  * step for 256 tasks, nothing against the tasks. Without costs (the first window, `none` with
  * stealing, auto's windows that time nothing, a changed task set) by count, a quarter as fine
- * too: a full share by count kept a hotspot from the thieves the same way (λ ≈ 1.05 with a
- * quarter in the first window).
+ * too: a full share by count kept a hotspot from the thieves the same way. In the first window
+ * after the tasks were placed (blind) a sixteenth: kneighbor's hot tenth sits at the head of the
+ * first worker's tasks, and a quarter's batches of it (32 hot tasks, 6.4 ms) ended those steps at
+ * λ 1.04 of what the threads ran; a sixteenth's at 1.002 (the quick kneighbor-hotspot 0.985 × the
+ * time, kneighbor-drift 0.994 ×). Not beyond that window: there, finer batches by count let
+ * thieves take more tasks away from their data, and when the two CPUs share no cache (bench/README,
+ * "The two faces") the 1 MiB memtasks ran 1.14-1.16 × slower with a sixteenth throughout.
  */
-int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team)
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
+                           bool blind)
 {
         if (pos + left > n)
                 left = n - pos; /* a stale top overestimates what is left */
@@ -150,7 +156,8 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
         if (team <= 1)
                 return left; /* no thief */
         if (pc) {
-                double base = pc[pos], share = (pc[pos + left] - base) / (double)(4 * team);
+                double base = pc[pos],
+                       share = (pc[pos + left] - base) / (double)(LBOMP__BATCH_PARTS * team);
                 if (share > 0) {
                         /* The longest prefix of what is left within the share, at least one. */
                         int64_t lo = 1, hi = left;
@@ -164,7 +171,7 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
                         return lo;
                 }
         }
-        int64_t k = left / (4 * team);
+        int64_t k = left / ((blind ? LBOMP__BATCH_PARTS_BLIND : LBOMP__BATCH_PARTS) * team);
         return k < 1 && left >= team ? 1 : k;
 }
 

@@ -72,11 +72,15 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
  * holds, thieves taking what follows it or the tail meanwhile. With pc[0..n] the prefix sums of
  * their predicted costs (or NULL): the longest run from pos whose cost is within a quarter of its
  * fair share of what is left if the other team - 1 workers came to steal the rest, at least one.
- * Without costs, a quarter of a fair share by count (none when less than one task per worker is
- * left: the caller then takes one). A team of one takes all that is left (no thief). 0 when nothing
- * is left. Once per batch, never per task.
+ * Without costs, a quarter of a fair share by count, or a sixteenth when the owner is `blind` (its
+ * tasks were never timed where they are: the first window after they were placed); none when
+ * less than one task per worker is left: the caller then takes one. A team of one takes all that
+ * is left (no thief). 0 when nothing is left. Once per batch, never per task.
  */
-int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team);
+#define LBOMP__BATCH_PARTS       4
+#define LBOMP__BATCH_PARTS_BLIND 16
+int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
+                           bool blind);
 
 /*
  * Whether a step's end asks for stealing in the next steps: the team's n threads ended their work

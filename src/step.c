@@ -266,7 +266,8 @@ static bool may_enter(const struct lbomp *lb, uint32_t team)
 /* The owner's next batch from position pos on (deque.h, lbomp__deque_batch). */
 static int64_t batch_len(const struct lbomp__worker *w, int64_t pos, int64_t left, int64_t team)
 {
-        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team);
+        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team,
+                                  w->blind);
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)

@@ -166,6 +166,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                 }
                 w->n = 0;
                 w->pcost_ok = false; /* the costs come with the next LB step */
+                w->blind = true;
         }
         uint32_t at = 0; /* the worker whose block is being filled */
         for (uint32_t t = 0; t < tasks->nslots && npending; t++)
@@ -253,6 +254,7 @@ bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err, double st
         bool dropped = costs_check(ws, err);
         for (int i = 0; i < ws->n; i++) {
                 struct lbomp__worker *w = &ws->w[i];
+                w->blind = false; /* a window ran on these tasks */
                 if (w->pcost_ok || step_lambda < LBOMP__FRONT_LAMBDA)
                         w->costless = 0;
                 else if (w->costless < UINT32_MAX)

@@ -62,6 +62,9 @@ struct lbomp__worker {
          * which lbomp__workers_fill clears. */
         double *pcost;
         bool pcost_ok;
+        /* its tasks were placed since the last LB step began: never timed where they are, so that
+         * batches by count are cut finer (deque.h) */
+        bool blind;
         /* windows in a row that ended without costs and with imbalanced steps
          * (lbomp__workers_costs_check): from LBOMP__FRONT_AFTER on, thieves take its next tasks
          * rather than its tail (deque.h) */

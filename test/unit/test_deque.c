@@ -49,7 +49,7 @@ static void owner_takes_rest(struct lbomp__deque *d, int at, int end)
 }
 
 /* The owner's batches (lbomp__deque_batch): by predicted cost, a quarter of the fair share of what
- * is left, at least one; by count without costs. */
+ * is left, at least one; by count without costs (a sixteenth of it when blind). */
 static void batches(void)
 {
         static double c[65], pc[65];
@@ -57,12 +57,12 @@ static void batches(void)
                 c[i] = 1;
         prefix(c, 64, pc);
         /* 64 equal tasks on 2 workers: a share is 32, the batch 8; then 7 of the 56 left */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2), 8);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 8, 56, 2), 7);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 8);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 8, 56, 2, false), 7);
         /* every batch, taken in turn, holds at most an eighth of what was left, at least one */
         int64_t pos = 0, batches = 0;
         while (pos < 64) {
-                int64_t k = lbomp__deque_batch(pc, 64, pos, 64 - pos, 2);
+                int64_t k = lbomp__deque_batch(pc, 64, pos, 64 - pos, 2, false);
                 ASSERT(k >= 1);
                 ASSERT(k == 1 || pc[pos + k] - pc[pos] <= (pc[64] - pc[pos]) / 8);
                 pos += k;
@@ -74,23 +74,29 @@ static void batches(void)
         for (int i = 0; i < 10; i++)
                 c[i] = 10;
         prefix(c, 64, pc);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 1);
         /* a cold head before it: the prefix within the share */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2), 6);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, false), 6);
         /* a stale top (more left than the owner has): cut to what is there */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2), 1);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2), 0);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2, false), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2, false), 0);
         /* no costs: a quarter of a fair share by count */
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2), 8);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2), 1);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2), 0); /* the caller takes one */
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, false), 8);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2, false), 1);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2, false), 0); /* the caller takes one */
+        /* blind (the tasks' first window where they are): a sixteenth of the share by count,
+         * and costs, when there are, still rule */
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, true), 2);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 512, 0, 512, 2, true), 16);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2, true), 1);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, true), 6);
         /* one worker: no thief, one batch */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1), 64);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1), 54);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1, false), 64);
+        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1, false), 54);
         /* costs all zero (nothing measured): by count */
         for (int i = 0; i < 65; i++)
                 pc[i] = 0;
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4), 4);
+        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 4, false), 4);
 }
 
 /* When a step's end arms stealing (1 tick = 1 ns here: 2 µs = 2,000 ticks). */

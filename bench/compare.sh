@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs kneighbor under every policy the library lists (LBOMP_POLICY=help), interleaved
-# (A B C A B C ...) so that machine drift hits them alike, and prints medians and ratios to none.
+# (A B C B C A C A B ...: turned by one place each repeat, as the first run of a block runs
+# faster) so that machine drift hits them alike, and prints medians and ratios to none.
 # Usage: bench/compare.sh [BUILD_DIR] [REPEATS] [extra kneighbor options...]
 set -euo pipefail
 build=${1:-build}
@@ -12,8 +13,10 @@ opts=(--tasks 512 --load hotspot --iters 60 --period 10 --threads 2 "$@")
 echo "kneighbor ${opts[*]}, $repeats interleaved repeats, policies: $(echo $policies)" >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+read -ra pols <<<"$(echo $policies)"
 for r in $(seq "$repeats"); do
-  for p in $policies; do
+  k=$(( (r - 1) % ${#pols[@]} ))
+  for p in "${pols[@]:k}" "${pols[@]:0:k}"; do
     printf '\r  repeat %s/%s: %-12s' "$r" "$repeats" "$p" >&2
     "$kn" "${opts[@]}" --policy "$p" --json | tail -n 1 >>"$out"
   done

@@ -5,9 +5,9 @@ was chosen over (standard library only).
 Every workload of bench/run (runner.py's WORKLOADS) runs under a few lbomp configurations — the
 default (no LBOMP_* variable set, no --policy, no --period: exactly what a user gets) and the same
 with one variable changed — and under each OpenMP baseline, interleaved (every variant of every
-workload once per repeat, in the same order) and repeated. Prints one Markdown table: median total
-seconds per variant and each lbomp variant's ratio to the best OpenMP baseline of that workload,
-and checks that all checksums of a workload are equal. The raw runs go to --csv when given.
+workload once per repeat, in an order turned by one place each repeat) and repeated. Prints one
+Markdown table: median total seconds per variant and each lbomp variant's ratio to the best
+OpenMP baseline of that workload, and checks that all checksums of a workload are equal. The raw runs go to --csv when given.
 
   python3 bench/defaults.py --build build --repeats 5 --quick \\
       --variants default,LBOMP_STEAL=off,LBOMP_STEAL=all
@@ -60,6 +60,16 @@ def l2probe(a):
     return float(m.group(1)) if p.returncode == 0 and m else None
 
 
+def rotated(order, r):
+    """The variants of repeat r: the list turned by r places, so that every variant runs first in
+    its workload's block as often as the others (within one run of repeats a multiple of their
+    number). The first run of a block ran faster than the same binary right after it: 1.10 × on
+    the 1 MiB hotspot memtask, up to 1.20 × with the l2share probe before the block (bench/README
+    *The first run of a block*)."""
+    k = r % len(order)
+    return order[k:] + order[:k]
+
+
 def variant_env(v):
     """'default' or 'VAR=value[+VAR=value]': the LBOMP_* environment of a variant."""
     if v == "default" or v.startswith("build:"):
@@ -102,7 +112,7 @@ def main():
             block = len(rows)
             binary, quick, full = WORKLOADS[w]
             wargs = (quick if a.quick else full).split()
-            for v in variants + BASELINES:
+            for pos, v in enumerate(rotated(variants + BASELINES, r)):
                 done += 1
                 sys.stderr.write(f"\r[{done}/{total}] {w:18s} {v:30s}")
                 sys.stderr.flush()
@@ -120,7 +130,7 @@ def main():
                     sys.exit(f"\nbench/defaults.py: FAILED ({p.returncode}): {' '.join(cmd)}\n"
                              f"{p.stderr}")
                 d = json.loads(p.stdout.strip().splitlines()[-1])
-                rows.append(dict(workload=w, variant=v, repeat=r, probe=probes[-1],
+                rows.append(dict(workload=w, variant=v, repeat=r, position=pos, probe=probes[-1],
                                  l2_before=l2[-1] if l2 else None, l2_after=None,
                                  total_s=d["total_s"],
                                  checksum=d["checksum"], stolen=d.get("stolen", 0),

@@ -2,11 +2,11 @@
 """bench/runner.py — the matrix behind bench/run (standard library only).
 
 Workloads × variants × repeats, interleaved (every variant of every workload once per repeat, in
-the same order) so that the machine's drift hits them alike. Variants: the library's default
-(`default`: no --policy, no LBOMP_* variable; `default+nosteal`: LBOMP_STEAL=off), every policy the
-library lists (LBOMP_POLICY=help), the same with LBOMP_STEAL=all for a few policies (when the
-library has stealing), and the OpenMP baselines; every variant starts from an environment without
-LBOMP_* variables. Writes into the output folder:
+an order turned by one place each repeat) so that the machine's drift hits them alike. Variants:
+the library's default (`default`: no --policy, no LBOMP_* variable; `default+nosteal`:
+LBOMP_STEAL=off), every policy the library lists (LBOMP_POLICY=help), the same with
+LBOMP_STEAL=all for a few policies (when the library has stealing), and the OpenMP baselines;
+every variant starts from an environment without LBOMP_* variables. Writes into the output folder:
   runs.csv     one row per run (every JSON key of the benchmark)
   summary.csv  medians per workload and variant, ratios to `none` and to the best OpenMP baseline
   results.md   the Markdown table, the targets of issues 6 and 12 and the overhead in ns per task
@@ -126,6 +126,15 @@ def variants(policies, steal):
     return v  # (label, policy ("" = the library's default) or None for a baseline, environment)
 
 
+def rotated(order, r):
+    """The variants of repeat r, turned by r places: every variant runs first in its workload's
+    block as often as the others (a multiple of their number of repeats), since the first run of a
+    block ran up to 1.10-1.20 × faster than the same binary after it (bench/README *The first run
+    of a block*)."""
+    k = r % len(order)
+    return order[k:] + order[:k]
+
+
 def fmt_s(s):
     s = int(s)
     return f"{s // 60}m{s % 60:02d}s"
@@ -159,7 +168,7 @@ def run_matrix(a, policies, vlist, outdir):
     for r in range(1, a.repeats + 1):
         for w in names:
             binary, quick, full = WORKLOADS[w]
-            for label, policy, env in vlist:
+            for pos, (label, policy, env) in enumerate(rotated(vlist, r)):
                 done += 1
                 el = time.time() - t0
                 eta = el / (done - 1) * (total - done + 1) if done > 1 else 0
@@ -186,7 +195,8 @@ def run_matrix(a, policies, vlist, outdir):
                         shutil.copyfileobj(fi, fo)
                     os.remove(report)
                 d = json.loads(p.stdout.strip().splitlines()[-1])
-                d.update(workload=w, variant=label, repeat=r, started=round(started, 1),
+                d.update(workload=w, variant=label, repeat=r, position=pos,
+                         started=round(started, 1),
                          probe_before=a.probes[-1],
                          steal=env.get("LBOMP_STEAL", DEFAULT_STEAL),
                          command=" ".join(f"{k}={v}" for k, v in env.items()) +

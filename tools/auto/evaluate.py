@@ -5,8 +5,9 @@ trained on lbomp-sim's synthetic workloads only).
 
 Reads a bench/run output folder (runs.csv, meta.json) and, with --extra, also runs the workloads
 bench/run does not (churn; linkcell in its two forms) under every policy, interleaved (every
-policy once per repeat, in the same order). Prints a Markdown table: median total time per
-workload and policy, the best fixed policy, auto's ratio to it, auto's rank among the lbomp
+policy once per repeat, in an order turned by one place each repeat: the first run of a block
+runs faster, bench/README *The first run of a block*). Prints a Markdown table: median total time
+per workload and policy, the best fixed policy, auto's ratio to it, auto's rank among the lbomp
 variants (fixed policies and auto), whether auto's checksum is none's; then how often auto was
 fastest and second fastest, how often within 1.03 x the best fixed policy, and the geometric
 mean of auto's ratio to each fixed policy.
@@ -52,7 +53,8 @@ def run_extra(build, repeats, policies):
     rows = []
     for r in range(repeats):
         for w, cmd in works.items():
-            for p in policies:
+            k = r % len(policies)
+            for p in policies[k:] + policies[:k]:
                 env = dict(env0, LBOMP_POLICY=p)
                 out = subprocess.run(cmd, env=env, capture_output=True, text=True)
                 if out.returncode != 0:

@@ -157,13 +157,16 @@ void lbomp__workers_costs(struct lbomp__workers *ws, const double *slot_cost);
 /*
  * Drops the workers' costs (pcost_ok) when the loads they add up to no longer say how the load is
  * spread: some worker's share of what the costs predict and its share of what it owned over the
- * window (win_owned_s) differ by more than `err` of the mean load, in two windows in a row (one
+ * window (win_owned_s) differ by more than `err` of the mean load, or the window's steps were
+ * LBOMP__FRONT_LAMBDA times as imbalanced as the costs predict (step_lambda against their largest
+ * worker total over the mean: a load that moves within a window), in two windows in a row (one
  * alone may be a thread kept from its core for a while). Costs that put a hotspot on a worker it
  * has left make its owner cut small batches of light tasks and thieves pass over heavy ones as
  * not worth a steal; cut by count, batches leave that to the thieves. Returns whether it dropped
  * them. Called at every window's end, it also counts each worker's windows in a row that ended
  * without costs while the window's steps were imbalanced (costless; step_lambda: the mean over
- * its steps of max owned load / mean). One thread, no step running.
+ * its steps of max owned load / mean), costs that did not predict the steps counting as none.
+ * One thread, no step running.
  */
 bool lbomp__workers_costs_check(struct lbomp__workers *ws, double err, double step_lambda);
 /*

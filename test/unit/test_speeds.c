@@ -570,15 +570,23 @@ static void pair_init(struct pair_costs *p, const double pred[2])
         }
 }
 
-/* One window's end at which worker w owned owned[w]: whether the costs were dropped. */
-static bool pair_window(struct pair_costs *p, const double owned[2])
+/* One window's end at which worker w owned owned[w] and the steps' owned λ was lam on average:
+ * whether the costs were dropped. */
+static bool pair_window_lam(struct pair_costs *p, const double owned[2], double lam)
 {
         p->w[0].win_owned_s = owned[0];
         p->w[1].win_owned_s = owned[1];
-        bool dropped = lbomp__workers_costs_check(&p->ws, 0.10, 1.5);
+        bool dropped = lbomp__workers_costs_check(&p->ws, 0.10, lam);
         ASSERT_EQ(p->w[0].pcost_ok, !dropped);
         ASSERT_EQ(p->w[1].pcost_ok, !dropped);
         return dropped;
+}
+
+/* The same, each step as imbalanced as the window's sums. */
+static bool pair_window(struct pair_costs *p, const double owned[2])
+{
+        double mx = owned[0] > owned[1] ? owned[0] : owned[1], mean = (owned[0] + owned[1]) / 2;
+        return pair_window_lam(p, owned, mean > 0 ? mx / mean : 1.0);
 }
 
 /* The same owned loads over two windows: whether the costs are dropped (the first window alone
@@ -637,6 +645,27 @@ static void stale_costs(void)
         lbomp__workers_costs(&p.ws, slot_cost); /* an LB step's snapshot */
         ASSERT(!lbomp__workers_front(&p.w[0]) && !lbomp__workers_front(&p.w[1]));
         ASSERT(!pair_window(&p, (const double[]){10e-3, 10e-3}));
+        ASSERT_EQ(p.w[0].costless, 0);
+
+        /* Balanced costs, and the window's sums balanced too, but each step at λ 1.4: a hotspot
+         * that goes round faster than a window. Dropped after two such windows (one alone is
+         * not enough), and those windows count towards stealing from the front as windows
+         * without costs do: a plan now and then does not start the count again. */
+        const double even[2] = {10e-3, 10e-3};
+        pair_init(&p, (const double[]){1e-3, 1e-3});
+        ASSERT(!pair_window_lam(&p, even, 1.4));
+        ASSERT_EQ(p.w[0].costless, 1);
+        ASSERT(pair_window_lam(&p, even, 1.4));
+        ASSERT_EQ(p.w[0].costless, 2);
+        /* within LBOMP__FRONT_LAMBDA of what the costs predict: kept */
+        pair_init(&p, (const double[]){1e-3, 1e-3});
+        ASSERT(!pair_window_lam(&p, even, 1.19));
+        ASSERT(!pair_window_lam(&p, even, 1.19));
+        /* costs that predict λ 1.3 (a task larger than the share), steps at 1.5: kept */
+        pair_init(&p, (const double[]){1.3e-3, 0.7e-3});
+        const double skew[2] = {13e-3, 7e-3};
+        ASSERT(!pair_window_lam(&p, skew, 1.5));
+        ASSERT(!pair_window_lam(&p, skew, 1.5));
         ASSERT_EQ(p.w[0].costless, 0);
         fprintf(stderr, "stale costs: ok\n");
 }

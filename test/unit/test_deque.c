@@ -70,29 +70,39 @@ static void batches(void)
         }
         ASSERT_EQ(pos, 64);
         fprintf(stderr, "batches: 64 equal tasks, 2 workers: %lld batches\n", (long long)batches);
-        /* a hot head (ten tasks of 10, then 54 of 1: 154 left, an eighth 19.25): one hot task */
+        /* a hot head (ten tasks of 10, then 54 of 1: 154 left, an eighth 19.25) */
         for (int i = 0; i < 10; i++)
                 c[i] = 10;
         prefix(c, 64, pc);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 2, false), 1);
-        /* a cold head before it: the prefix within the share */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, false), 6);
-        /* a stale top (more left than the owner has): cut to what is there */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 60, 40, 2, false), 1);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 64, 3, 2, false), 0);
-        /* no costs: a quarter of a fair share by count */
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, false), 8);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2, false), 1);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 63, 1, 2, false), 0); /* the caller takes one */
-        /* blind (the tasks' first window where they are): a sixteenth of the share by count,
-         * and costs, when there are, still rule */
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 64, 2, true), 2);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 512, 0, 512, 2, true), 16);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 0, 7, 2, true), 1);
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 10, 54, 2, true), 6);
-        /* one worker: no thief, one batch */
-        ASSERT_EQ(lbomp__deque_batch(pc, 64, 0, 64, 1, false), 64);
-        ASSERT_EQ(lbomp__deque_batch(NULL, 64, 10, 54, 1, false), 54);
+        static const struct {
+                bool costs; /* pc, or NULL */
+                int64_t n, pos, left, team;
+                bool blind;
+                int64_t want;
+                const char *what;
+        } cases[] = {
+                {true, 64, 0, 64, 2, false, 1, "a hot head: one hot task"},
+                {true, 64, 10, 54, 2, false, 6,
+                 "a cold head before it: the prefix within the share"},
+                {true, 64, 60, 40, 2, false, 1, "a stale top: cut to what is there"},
+                {true, 64, 64, 3, 2, false, 0, "a stale top past the end: nothing"},
+                {false, 64, 0, 64, 2, false, 8, "no costs: a quarter of a fair share by count"},
+                {false, 64, 0, 7, 2, false, 1, "no costs, few left: one"},
+                {false, 64, 63, 1, 2, false, 0, "no costs, one left: the caller takes it"},
+                {false, 64, 0, 64, 2, true, 2, "blind: a sixteenth of the share by count"},
+                {false, 512, 0, 512, 2, true, 16, "blind, 512 tasks"},
+                {false, 64, 0, 7, 2, true, 1, "blind, few left: one"},
+                {true, 64, 10, 54, 2, true, 6, "blind with costs: the costs rule"},
+                {true, 64, 0, 64, 1, false, 64, "one worker: no thief, one batch"},
+                {false, 64, 10, 54, 1, false, 54, "one worker, no costs: one batch"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                int64_t k = lbomp__deque_batch(cases[i].costs ? pc : NULL, cases[i].n, cases[i].pos,
+                                               cases[i].left, cases[i].team, cases[i].blind);
+                if (k != cases[i].want)
+                        FAIL("batch: %s: %lld, expected %lld", cases[i].what, (long long)k,
+                             (long long)cases[i].want);
+        }
         /* costs all zero (nothing measured): by count */
         for (int i = 0; i < 65; i++)
                 pc[i] = 0;

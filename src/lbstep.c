@@ -530,7 +530,7 @@ void lbomp__lb_begin(struct lbomp *lb)
          * every timed step of the window, by the least it was above it (noise puts another
          * worker on top at each step); over the steps it would last (the period, times as many
          * periods as the run has gone, at most 8, as auto's horizon) it must beat what the last LB
-         * step that ran a policy cost (before any did, auto's guess: 20 µs + 0.2 µs per task). Two
+         * step that ran a policy cost (before any did, auto's guess: 5 µs + 0.1 µs per task). Two
          * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
          * auto decides this itself. */
         uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;

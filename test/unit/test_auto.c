@@ -156,7 +156,7 @@ static void test_drift_persist(void)
         ASSERT(fabs(lbomp__auto_persist(0.5, 3) - (0.5 + 0.25 + 0.125)) < 1e-12);
 }
 
-/* The when-rule on step sequences: max load 1 ms, LB step cost guessed for 1,000 tasks (220 us). */
+/* The when-rule on step sequences: max load 1 ms, LB step cost guessed for 1,000 tasks (105 us). */
 static void test_when(void)
 {
         struct lbomp__auto_when w;
@@ -172,7 +172,8 @@ static void test_when(void)
         /* a hotspot appears at step S: armed at S + 1 */
         ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
         ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
-        ASSERT(w.loss_s > 220e-6);
+        ASSERT(fabs(lbomp__auto_lb_cost_guess(1000) - 105e-6) < 1e-12);
+        ASSERT(w.loss_s > lbomp__auto_lb_cost_guess(1000));
         /* after an LB step that left λ 1.02 (cost 100 us), the balanced steps do not arm it */
         lbomp__auto_when_done(&w, 100e-6, 1.02, 0);
         for (int s = 0; s < 100; s++)

@@ -7,7 +7,8 @@ default (no LBOMP_* variable set, no --policy, no --period: exactly what a user 
 with one variable changed — and under each OpenMP baseline, interleaved (every variant of every
 workload once per repeat, in an order turned by one place each repeat) and repeated. Prints one
 Markdown table: median total seconds per variant and each lbomp variant's ratio to the best
-OpenMP baseline of that workload, and checks that all checksums of a workload are equal. The raw runs go to --csv when given.
+OpenMP baseline of that workload, and checks that all checksums of a workload are equal. The raw
+runs go to --csv when given.
 
   python3 bench/defaults.py --build build --repeats 5 --quick \\
       --variants default,LBOMP_STEAL=off,LBOMP_STEAL=all
@@ -34,7 +35,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import BASELINES, WORKLOADS, probe  # noqa: E402
+from runner import BASELINES, WORKLOADS, probe, rotated  # noqa: E402
 
 
 def strip_period(args):
@@ -58,16 +59,6 @@ def l2probe(a):
     p = subprocess.run([exe], capture_output=True, text=True)
     m = re.search(r"ratio ([0-9.]+)", p.stdout)
     return float(m.group(1)) if p.returncode == 0 and m else None
-
-
-def rotated(order, r):
-    """The variants of repeat r: the list turned by r places, so that every variant runs first in
-    its workload's block as often as the others (within one run of repeats a multiple of their
-    number). The first run of a block ran faster than the same binary right after it: 1.10 × on
-    the 1 MiB hotspot memtask, up to 1.20 × with the l2share probe before the block (bench/README
-    *The first run of a block*)."""
-    k = r % len(order)
-    return order[k:] + order[:k]
 
 
 def variant_env(v):

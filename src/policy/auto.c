@@ -35,13 +35,13 @@ const struct lbomp__policy *lbomp__auto_candidate(int c)
 
 #define DEFAULT_BYTE_S 1e-10 /* 10 GB/s: a copy inside a node */
 
-/* What an LB step that runs a policy costs (decision and apply, the cost the runtime measures
- * afterwards), before any ran: on this project's 2-core machine 10.8 µs for 64 tasks (memtask) and
- * 55 µs for 512 (kneighbor), so 5 µs + 0.1 µs per task. It was 20 µs + 0.2 µs, two to three
- * times that: auto's first decision on the 1 MiB hotspot memtask, at step 4, then judged a plan
- * that would have paid (gain 36 µs against 33 + 20 µs of data) not worth it and waited a window at
- * λ 1.4. A guess too low costs one LB step at most, which then measures the cost; too high, a
- * window of imbalance. */
+/* What an LB step that runs a policy costs before any ran (auto measures decision and apply
+ * afterwards, the pays check the whole LB step, snapshot included): on this project's 2-core
+ * machine decision and apply took 10.8 µs for 64 tasks (memtask) and 55 µs for 512 (kneighbor),
+ * so 5 µs + 0.1 µs per task. It was 20 µs + 0.2 µs, two to three times that: auto's first decision
+ * on the 1 MiB hotspot memtask, at step 4, then judged a plan that would have paid (gain 36 µs
+ * against 33 + 20 µs of data) not worth it and waited a window at λ 1.4. A guess too low costs one
+ * LB step at most, which then measures the cost; too high, a window of imbalance. */
 double lbomp__auto_lb_cost_guess(uint32_t ntasks)
 {
         return 5e-6 + 0.1e-6 * (double)ntasks;

@@ -13,6 +13,12 @@ runs go to --csv when given.
   python3 bench/defaults.py --build build --repeats 5 --quick \\
       --variants default,LBOMP_STEAL=off,LBOMP_STEAL=all
 
+--metric step compares each run's median step instead of its total: the total of a short run
+includes its first steps, which first-touch the memtasks' arrays (mem-cluster-l3: 83 µs a step on
+average against a 68.5 µs median), and that part's noise decides many orderings; the median step
+leaves it out, and with it the LB steps and the first window's imbalance, so it says what the
+steady state costs, not what the run does.
+
 With --by-face, `bench/l2share` (0.1 s: whether the two CPUs now share their caches; ratio below
 2 "near", above "far", bench/README *The two faces*) runs before every workload's block of runs
 and after the last, and one more table per face keeps each workload's blocks that began and ended
@@ -85,6 +91,9 @@ def main():
     ap.add_argument("--variants", default="default,LBOMP_STEAL=off,LBOMP_STEAL=all",
                     help="comma-separated: default, or LBOMP_X=value[+LBOMP_Y=value]")
     ap.add_argument("--csv", help="write every run here")
+    ap.add_argument("--metric", choices=["total", "step"], default="total",
+                    help="what the tables compare: each run's total seconds (default), or its "
+                    "median step, which leaves out the first steps' page faults and the LB steps")
     ap.add_argument("--by-face", action="store_true",
                     help="also one table per face: each workload's blocks of runs whose l2share "
                     "probes before and after agree (near < 2 ≤ far)")
@@ -123,7 +132,7 @@ def main():
                 d = json.loads(p.stdout.strip().splitlines()[-1])
                 rows.append(dict(workload=w, variant=v, repeat=r, position=pos, probe=probes[-1],
                                  l2_before=l2[-1] if l2 else None, l2_after=None,
-                                 total_s=d["total_s"],
+                                 total_s=d["total_s"], step_s=d.get("step_s_median"),
                                  checksum=d["checksum"], stolen=d.get("stolen", 0),
                                  migrations=d.get("migrations", 0),
                                  command=" ".join(cmd) if v in BASELINES else " ".join(
@@ -147,7 +156,8 @@ def main():
     print(f"face probe (omp-dynamic ÷ omp-static median step, balanced 1 MiB memtask) before "
           f"repeat 1 and after each: {', '.join('–' if x is None else f'{x:.2f}' for x in probes)}"
           "\n")
-    table(rows, names, variants, f"{a.repeats} interleaved repeats")
+    key = "total_s" if a.metric == "total" else "step_s"
+    table(rows, names, variants, f"{a.repeats} interleaved repeats", key)
     if a.by_face:
         if None in l2:
             print("\n--by-face: bench/l2share did not run (not built?): no table per face")
@@ -162,25 +172,29 @@ def main():
                 table(rs, [w for w in names if n[w]], variants,
                       f"the blocks that began and ended in face {f}: "
                       f"{min(x for x in n.values() if x)}–{max(n.values())} repeats per workload "
-                      f"(by workload: {', '.join(f'{w} {k}' for w, k in n.items())})")
+                      f"(by workload: {', '.join(f'{w} {k}' for w, k in n.items())})", key)
     print(f"\n{a.threads} threads{', quick sizes' if a.quick else ''}; checksums "
           f"{'all equal' if not bad else 'DIFFER in ' + ', '.join(bad)}")
     sys.exit(1 if bad else 0)
 
 
-def table(rows, names, variants, what):
-    """One Markdown table of medians over rows: each variant's ratio to the best baseline."""
+def table(rows, names, variants, what, key="total_s"):
+    """One Markdown table of medians over rows of `key` (total_s: seconds a run; step_s: its
+    median step, in µs): each variant's ratio to the best baseline."""
     med = lambda xs: statistics.median(xs)
+    unit, scale, fmt = ("s", 1, ".3f") if key == "total_s" else ("µs a step", 1e6, ".1f")
     head = "| workload | best OpenMP | " + " | ".join(
-        f"{v} s (× best)" for v in variants) + " | " + " | ".join(f"{b} s" for b in BASELINES) + " |"
+        f"{v} {unit} (× best)" for v in variants) + " | " + " | ".join(
+        f"{b} {unit}" for b in BASELINES) + " |"
     print(head)
     print("|" + "---|" * (2 + len(variants) + len(BASELINES)))
     for w in names:
         rs = [x for x in rows if x["workload"] == w]
-        t = {v: med([x["total_s"] for x in rs if x["variant"] == v]) for v in variants + BASELINES}
+        t = {v: med([x[key] * scale for x in rs if x["variant"] == v])
+             for v in variants + BASELINES}
         best = min(BASELINES, key=lambda b: t[b])
-        cells = [f"{t[v]:.3f} ({t[v] / t[best]:.2f})" for v in variants]
-        cells += [f"{t[b]:.3f}" for b in BASELINES]
+        cells = [f"{t[v]:{fmt}} ({t[v] / t[best]:.2f})" for v in variants]
+        cells += [f"{t[b]:{fmt}}" for b in BASELINES]
         print(f"| {w} | {best} | " + " | ".join(cells) + " |")
     print(f"\n{what}, medians")
 

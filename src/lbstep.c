@@ -519,9 +519,9 @@ void lbomp__lb_begin(struct lbomp *lb)
          * a task (none may move one that does not pay), so none runs and no snapshot is built.
          * The trace records every LB step, and a loop cuts its chunks from the snapshot's costs:
          * both keep the full path. */
+        bool full = l->trace || l->keep_costs || lb->chunks;
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
-        if (!l->trace && !l->keep_costs && !lb->chunks && avg > 0 &&
-            lam <= 1.0 + lb->cfg.params.tolerance) {
+        if (!full && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
                 return;
         }
@@ -534,25 +534,27 @@ void lbomp__lb_begin(struct lbomp *lb)
          * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
          * auto decides this itself. */
         uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;
-        double excess = mx - avg, persist = lbomp__window_persistent_excess(&lb->win, &lb->ws);
-        if (persist < excess) /* only what stayed on the same workers at every timed step */
-                excess = persist > 0 ? persist : 0;
-        double gain = excess * (double)lb->cfg.period * (double)periods;
-        double cost =
-                l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
-        if (!l->trace && !l->keep_costs && !lb->chunks && pol != &lbomp__policy_auto && avg > 0 &&
-            gain < cost) {
-                uint64_t n = l->recs.n;
-                record_only(lb, lam, mx, avg);
-                if (l->recs.n > n) {
-                        struct lbomp__lbrec *r = last_rec(l);
-                        r->note_kind = LBOMP__NOTE_NO_PAY;
-                        r->note_arg[0] = gain;
-                        r->note_arg[1] = cost;
-                        r->note_u = periods;
-                        r->note_flag = l->pays_cost_s > 0;
+        if (!full && pol != &lbomp__policy_auto && avg > 0) {
+                double excess = mx - avg;
+                double persist = lbomp__window_persistent_excess(&lb->win, &lb->ws);
+                if (persist < excess) /* only what stayed on the same workers at every timed step */
+                        excess = persist > 0 ? persist : 0;
+                double gain = excess * (double)lb->cfg.period * (double)periods;
+                double cost = l->pays_cost_s > 0 ? l->pays_cost_s
+                                                 : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+                if (gain < cost) {
+                        uint64_t n = l->recs.n;
+                        record_only(lb, lam, mx, avg);
+                        if (l->recs.n > n) {
+                                struct lbomp__lbrec *r = last_rec(l);
+                                r->note_kind = LBOMP__NOTE_NO_PAY;
+                                r->note_arg[0] = gain;
+                                r->note_arg[1] = cost;
+                                r->note_u = periods;
+                                r->note_flag = l->pays_cost_s > 0;
+                        }
+                        return;
                 }
-                return;
         }
         int rc = build_snapshot(lb);
         struct lbomp__lbrec *r = rc == 0 ? new_rec(l) : NULL;

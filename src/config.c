@@ -78,6 +78,7 @@ static int apply_period(struct lbomp__config *c, const struct var *v, double num
 {
         (void)v, (void)s;
         c->period = (int)num;
+        c->period_set = true;
         return 0;
 }
 
@@ -189,8 +190,9 @@ static int apply_timeout(struct lbomp__config *c, const struct var *v, double nu
 static const struct var vars[] = {
         {"LBOMP_POLICY", DEFAULT_POLICY, "balancing policy; 'help' lists them", K_POLICY, 0, 0,
          NULL, NULL, apply_policy},
-        {"LBOMP_PERIOD", "10", "rebalance every N steps (N >= 1)", K_INT, 1, 1e9, NULL, NULL,
-         apply_period},
+        {"LBOMP_PERIOD", "10",
+         "rebalance every N steps (N >= 1); unset: 10, up to 80 while nothing pays", K_INT, 1, 1e9,
+         NULL, NULL, apply_period},
         {"LBOMP_TOPOLOGY", "(host)", "hwloc XML file seen as the machine", K_PATH, 0, 0, NULL,
          "the path of a hwloc XML file", apply_topology},
         {"LBOMP_SEED", "1", "seed of every random choice", K_U64, 0, 0, NULL, NULL, apply_seed},

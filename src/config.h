@@ -23,6 +23,8 @@ enum lbomp__speeds { LBOMP__SPEEDS_AUTO, LBOMP__SPEEDS_PRIOR, LBOMP__SPEEDS_OFF 
 struct lbomp__config {
         const struct lbomp__policy *policy;
         int period;
+        bool period_set; /* LBOMP_PERIOD given (variable or lbomp_set_period): windows of exactly
+                            that length; else quiet windows lengthen it (lbstep.h) */
         uint64_t seed;
         int verbose;
         char *topology; /* NULL: host */

@@ -346,6 +346,73 @@ static void give_costs(struct lbomp *lb)
         lbomp__workers_costs(&lb->ws, l->slot_cost);
 }
 
+/*
+ * Quiet windows. A window's last LBOMP__TIMED steps time every task (the per-task path leaves the
+ * inline loop) and each worker folds them in at its next step; on a loop that stays balanced that
+ * is most of what lbomp adds to a short step (the balanced 1 MiB memtask, 11-15 µs steps: 2-3 %
+ * with LBOMP_PERIOD=10 against 80; bench/README, "Quiet windows"). So while LBOMP_PERIOD is unset,
+ * an LB step that moved nothing (balanced within the tolerance, a move that does not pay, a plan
+ * that kept the mapping) after one that moved nothing either doubles the next window, up to
+ * LBOMP__QUIET_MAX times; one that moved tasks brings it back to LBOMP_PERIOD. Two in a row: a
+ * drifting load alternates LB steps that move with some that find nothing persistent, and a
+ * window doubled after each of those let the drift grow (the drifting 8 MiB memtask: 1.015-1.026
+ * × its step with one). A rise of the per-step λ within a long window that costs more than an LB
+ * step ends it early (lbomp__lb_quiet_check); stealing carries a new imbalance until then. Not
+ * under auto (its when-rule times only the windows it arms), none (nothing timed), nor where every
+ * LB step is read by something else (a trace, another library's costs, a loop's chunks).
+ */
+bool lbomp__lb_quiet_ok(const struct lbomp *lb)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__policy *pol = lb->cfg.policy;
+        return !lb->cfg.period_set && pol != &lbomp__policy_auto &&
+               strcmp(pol->name, "none") != 0 && !l->trace && !l->keep_costs && !lb->chunks;
+}
+
+static void quiet_after(struct lbomp *lb, bool moved)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        if (moved || !lbomp__lb_quiet_ok(lb)) {
+                l->quiet = l->still = 0;
+                return;
+        }
+        l->still++;
+        l->quiet = l->still - 1 < LBOMP__QUIET_MAX ? l->still - 1 : LBOMP__QUIET_MAX;
+        l->quiet_lam = l->step_lam;
+}
+
+void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        if (!l->quiet || l->auto_period || lb->win.steps < (uint64_t)lb->cfg.period)
+                return;
+        double lam = lbomp__window_step_lambda(&lb->win);
+        if (lam <= l->quiet_lam + lb->cfg.params.tolerance)
+                return;
+        /* And the rise costs more, over the steps the window has left, than an LB step: λ of
+         * empty tasks measured 100 ns apart rises and falls by more than any tolerance. */
+        double sum = 0;
+        for (int i = 0; i < lb->ws.n; i++)
+                sum += lb->ws.w[i].win_owned_s;
+        double avg = sum / ((double)lb->ws.n * (double)lb->win.steps);
+        uint64_t end = base + ((uint64_t)lb->cfg.period << l->quiet);
+        double left = end > now + 1 ? (double)(end - now - 1) : 0;
+        double cost =
+                l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+        if ((lam - l->quiet_lam) * avg * left <= cost)
+                return;
+        l->quiet = l->still = 0;
+        uint64_t want = now + 1 - base + LBOMP__TIMED;
+        if (want > (uint64_t)lb->cfg.period)
+                l->auto_period = (int)want;
+        if (lb->cfg.verbose)
+                lbomp__log("lbomp: after step %llu: λ per step %.3f over the window's %llu steps, "
+                           "above the last window's %.3f + the tolerance: the window ends in %d "
+                           "step(s), its tasks timed",
+                           (unsigned long long)(lb->steps - 1), lam,
+                           (unsigned long long)lb->win.steps, l->quiet_lam, LBOMP__TIMED);
+}
+
 /* The plan is known (or failed): check, evaluate, record, apply; the window restarts. */
 static void finish(struct lbomp *lb)
 {
@@ -383,6 +450,7 @@ static void finish(struct lbomp *lb)
         }
         r->pub.imbalance_after = p->lambda_new;
         r->pub.migrations = p->moves.tasks;
+        quiet_after(lb, p->moves.tasks > 0);
         r->pub.migrated_bytes = p->moves.bytes;
         r->pub.node_migrations = p->moves.node_tasks;
         r->pub.node_migrated_bytes = p->moves.node_bytes;
@@ -496,6 +564,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->skip = false;
         l->cur = NULL;
         l->t_begin = lbomp__mono_s();
+        l->step_lam = lbomp__window_step_lambda(&lb->win);
         lb->data.pending = false;
         lbomp__clock_calibrate(&lb->clock);
         lbomp__window_speeds(&lb->win, &lb->ws, lb->cfg.time_wall);
@@ -523,6 +592,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
         if (!full && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
+                quiet_after(lb, false);
                 return;
         }
         /* Moves that pay, in time: the most a plan can win per step is the excess of the largest
@@ -553,6 +623,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                                 r->note_u = periods;
                                 r->note_flag = l->pays_cost_s > 0;
                         }
+                        quiet_after(lb, false);
                         return;
                 }
         }
@@ -566,6 +637,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                 if (r)
                         drop_rec(l);
                 l->rc = rc;
+                l->quiet = l->still = 0;
                 lbomp__log("lbomp: LB step after step %llu could not run: %s; mapping kept",
                            (unsigned long long)(lb->steps - 1), lbomp_strerror(rc));
                 lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, true);

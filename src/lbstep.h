@@ -87,7 +87,15 @@ struct lbomp__lbs {
          * step it armed (the window then ends LBOMP__TIMED time steps later, its tasks timed),
          * what the policy is handed, and the measured per-byte cost of the data moves. */
         bool armed;
-        int auto_period; /* the armed window's length in time steps; 0: LBOMP_PERIOD */
+        int auto_period; /* the armed window's length in time steps (auto, or a quiet window cut
+                            short); 0: LBOMP_PERIOD, lengthened by `quiet` */
+        /* Quiet windows (lbomp__lb_quiet_check): with LBOMP_PERIOD unset, each LB step that moves
+         * nothing after one that moved nothing doubles the next window, up to LBOMP__QUIET_MAX
+         * doublings; one that moves tasks, or steps whose λ rose, bring it back to LBOMP_PERIOD. */
+        uint32_t quiet;
+        uint32_t still;   /* LB steps in a row that moved nothing */
+        double quiet_lam; /* mean per-step λ of the window before the last quiet LB step */
+        double step_lam;  /* the same of the window the LB step in progress closes */
         struct lbomp__auto_when when;
         struct lbomp__auto_hist hist;
         double byte_s;
@@ -116,6 +124,19 @@ const struct lbomp__snap *lbomp__lb_snapshot(struct lbomp *lb, int *rc);
  * window: record, snapshot and the whole centralized plan (or a decentralized policy's
  * preparation); under `none` (no trace), the record alone, from the workers' own loads. */
 void lbomp__lb_begin(struct lbomp *lb);
+/* LBOMP_PERIOD's doublings at most while LB steps move nothing (10 -> 80 steps by default). */
+#define LBOMP__QUIET_MAX 3
+/* Whether the windows may lengthen: LBOMP_PERIOD unset, a policy other than auto and none, and no
+ * trace, other library or loop reading every LB step. */
+bool lbomp__lb_quiet_ok(const struct lbomp *lb);
+/*
+ * Serial part, after the steps waiting in the workers' rings were folded into a quiet window (one
+ * longer than LBOMP_PERIOD): when the window's mean per-step λ rose above the last one's by more
+ * than the tolerance, and that rise would cost more than an LB step over the steps the window has
+ * left, the window ends as soon as its tasks are timed (the next LBOMP__TIMED time
+ * steps), `now` being the last time step run and `base` the one the window began at.
+ */
+void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base);
 /* Whether the LB step just begun needs the team (lbomp__lb_step): a decentralized policy's rounds
  * or data moves. */
 bool lbomp__lb_team_work(const struct lbomp *lb);

@@ -293,8 +293,10 @@ static void header(const struct lbomp *lb, FILE *out)
          * through its loops (all on the same cores). */
         const struct lbomp__loops *r = loops_of(lb);
         binding_note(!lb->started && r && r->n ? r->all[0]->rt : lb, note, sizeof note);
-        fprintf(out, "  policy %s, period %d, seed %llu, steal %s\n", lb->cfg.policy->name,
-                lb->cfg.period, (unsigned long long)lb->cfg.seed,
+        fprintf(out, "  policy %s, period %d%s, seed %llu, steal %s\n", lb->cfg.policy->name,
+                lb->cfg.period,
+                lbomp__lb_quiet_ok(lb) ? " (up to 8x while LB steps move nothing)" : "",
+                (unsigned long long)lb->cfg.seed,
                 lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
                 : lb->cfg.steal == LBOMP__STEAL_NODE ? "node"
                                                      : "all");

@@ -117,11 +117,14 @@ int lbomp_last_step(const lbomp_t *lb)
         return rc;
 }
 
-/* The current window's length in time steps: LBOMP_PERIOD, or, when auto armed an LB step, the
- * steps up to LBOMP__TIMED time steps after the one that armed it. */
+/* The current window's length in time steps: LBOMP_PERIOD, doubled once per quiet window before
+ * it (lbstep.h; only while LBOMP_PERIOD is unset), or, when auto armed an LB step or a quiet window
+ * was cut short, the steps up to LBOMP__TIMED time steps after the one that decided it. */
 static int period_of(const struct lbomp *lb)
 {
-        return lb->lbs.auto_period ? lb->lbs.auto_period : lb->cfg.period;
+        if (lb->lbs.auto_period)
+                return lb->lbs.auto_period;
+        return lb->cfg.period_set ? lb->cfg.period : lb->cfg.period << lb->lbs.quiet;
 }
 
 /* Whether auto times the tasks in every window's last steps, as the other policies do: when the
@@ -556,8 +559,12 @@ static void step_done(void *arg)
         bool fold = clean && timed;
         /* Every LBOMP_PERIOD time steps of the program, not runs of this task set (tsteps.h). */
         bool lb_due = clean && lbomp__tsteps_due(lb->ts, &lb->tset, lb->win.steps, period_of(lb));
-        if (lb_due || lbomp__window_ring_full(&lb->win))
+        bool ring = lbomp__window_ring_full(&lb->win);
+        if (lb_due || ring)
                 lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
+        if (ring && !lb_due && lb->lbs.quiet) /* a quiet window whose steps grew imbalanced */
+                lbomp__lb_quiet_check(lb, lb->tset.t,
+                                      lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first);
         if (lb_due) {
                 /* The centralized LB step runs here, while the team waits: the window's last step
                  * is folded in first, for every worker. */

@@ -1,0 +1,142 @@
+/*
+ * test_quiet.c — quiet windows (README "Quiet windows"): with LBOMP_PERIOD unset, every LB step
+ * that moved nothing after one that moved nothing doubles the next window, up to 8 × the period;
+ * one that moved brings it back to the period; a window whose per-step λ rises ends as soon as its
+ * tasks are timed; an explicit period (variable or setter) keeps its exact rhythm. Two workers, 64
+ * tasks, refine, three runs:
+ *
+ *   quiet     empty tasks for 400 steps: no LB step can pay, so the windows are 10, 10, 20, 40,
+ *             80, 80, ... steps, each with its 3 timed steps (judged on the recorded windows);
+ *   explicit  the same with lbomp_set_period(10), then with LBOMP_PERIOD=10: every window is 10
+ *             steps;
+ *   hotspot   light equal tasks for 330 steps (the windows grow as far as noise lets them), then
+ *             half of the tasks 20× heavier: an LB step that moves tasks comes within 16 + 3 + 2
+ *             steps of the change (the ring's fold, the timed steps, the step it is decided at),
+ *             where the 80-step window in progress would have run until step 389.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbomp.h"
+#include "test.h"
+
+#define NT 64
+
+struct task {
+        int block;
+        double x;
+};
+
+static struct task task[NT];
+static long step_now, heavy_from;
+static long light;
+
+static void cb(void *data, lbomp_id_t id, void *arg)
+{
+        (void)id, (void)arg;
+        struct task *t = data;
+        if (!light)
+                return;
+        long units = step_now >= heavy_from && t->block == 0 ? 20 : 1;
+        test_spin(&t->x, units * light);
+}
+
+static lbomp_t *run(int period, long steps, long spin, long heavy)
+{
+        lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "refine"), 0);
+        if (period)
+                ASSERT_EQ(lbomp_set_period(lb, period), 0);
+        for (int i = 0; i < NT; i++) {
+                task[i].block = i < NT / 2 ? 0 : 1;
+                ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
+        }
+        light = spin;
+        heavy_from = heavy;
+        for (step_now = 0; step_now < steps; step_now++)
+                ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
+        return lb;
+}
+
+static void windows(lbomp_t *lb, uint64_t *len, size_t *n)
+{
+        *n = lbomp_window_count(lb);
+        ASSERT_EQ(*n, lbomp_lb_count(lb));
+        for (size_t i = 0; i < *n; i++) {
+                lbomp_window_stats_t w;
+                ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
+                len[i] = w.steps;
+                ASSERT_EQ(w.timed_steps, 3);
+        }
+}
+
+int main(void)
+{
+        uint64_t len[128];
+        size_t n;
+        ASSERT_EQ(unsetenv("LBOMP_PERIOD"), 0); /* the runs below say which period they have */
+
+        /* quiet: empty tasks never pay an LB step */
+        lbomp_t *lb = run(0, 400, 0, 1L << 40);
+        ASSERT_EQ(lbomp_get_period(lb), 10);
+        windows(lb, len, &n);
+        uint64_t want = 10, was = 0;
+        for (size_t i = 0; i < n; i++) {
+                lbomp_lb_stats_t s;
+                ASSERT_EQ(lbomp_lb_get(lb, i, &s, sizeof s), 0);
+                printf("quiet: window %zu, %llu steps, %u migrations\n", i,
+                       (unsigned long long)len[i], s.migrations);
+                ASSERT_EQ(s.migrations, 0);
+                ASSERT_EQ(len[i], want);
+                if (i > 0) /* doubled from the second window that moved nothing on */
+                        want = want < 80 ? 2 * want : 80;
+                was = len[i];
+        }
+        ASSERT_EQ(n, 8); /* 10 + 10 + 20 + 40 + 80 + 80 + 80 + 80 = 400 */
+        ASSERT_EQ(was, 80);
+        lbomp_destroy(lb);
+
+        /* explicit: the period the program asked for, whatever the LB steps found, through the
+         * setter or the variable (even its default value) */
+        for (int how = 0; how < 2; how++) {
+                if (how)
+                        ASSERT_EQ(setenv("LBOMP_PERIOD", "10", 1), 0);
+                lb = run(how ? 0 : 10, 200, 0, 1L << 40);
+                ASSERT_EQ(unsetenv("LBOMP_PERIOD"), 0);
+                windows(lb, len, &n);
+                ASSERT_EQ(n, 20);
+                for (size_t i = 0; i < n; i++)
+                        ASSERT_EQ(len[i], 10);
+                lbomp_destroy(lb);
+        }
+
+        /* hotspot: the window in progress ends once the steps grow imbalanced */
+        const long change = 330;
+        lb = run(0, 420, 300, change);
+        size_t nl = lbomp_lb_count(lb);
+        long moved_at = -1, longest = 0;
+        for (size_t i = 0; i < nl; i++) {
+                lbomp_lb_stats_t s;
+                lbomp_window_stats_t w;
+                ASSERT_EQ(lbomp_lb_get(lb, i, &s, sizeof s), 0);
+                ASSERT_EQ(lbomp_window_get(lb, i, &w, sizeof w), 0);
+                printf("hotspot: LB step after step %llu, window of %llu steps, λ %.3f -> %.3f, "
+                       "%u migrations\n",
+                       (unsigned long long)s.step, (unsigned long long)w.steps, s.imbalance_before,
+                       s.imbalance_after, s.migrations);
+                if ((long)s.step < change && (long)w.steps > longest)
+                        longest = (long)w.steps;
+                if (moved_at < 0 && (long)s.step >= change && s.migrations > 0)
+                        moved_at = (long)s.step;
+        }
+        printf("hotspot: longest window before the change %ld steps; first moves after step %ld\n",
+               longest, moved_at);
+        ASSERT_DGE((double)moved_at, (double)change);
+        ASSERT_LE(moved_at, change + 16 + 3 + 2);
+        lbomp_destroy(lb);
+        return 0;
+}

@@ -127,7 +127,7 @@ void lbomp__lb_begin(struct lbomp *lb);
 /* LBOMP_PERIOD's doublings at most while LB steps move nothing (10 -> 80 steps by default). */
 #define LBOMP__QUIET_MAX 3
 /* Whether the windows may lengthen: LBOMP_PERIOD unset, a policy other than auto and none, and no
- * trace, other library or loop reading every LB step. */
+ * trace or other library reading every LB step. */
 bool lbomp__lb_quiet_ok(const struct lbomp *lb);
 /*
  * Serial part, after the steps waiting in the workers' rings were folded into a quiet window (one

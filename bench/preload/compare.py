@@ -13,6 +13,9 @@ run's checksum must be the same.
   python3 bench/preload/compare.py --build build --repeats 7 [--bind] [--compilers gcc,clang]
       [--kinds skew,mem] [--steps S] [--variants "static dynamic,1 guided lbomp dynamic,1+"]
 
+A variant lbomp@LBOMP_PERIOD=10 is the preload with that variable set (several: joined by @), to
+compare the default with another configuration in the same interleaved runs.
+
 --bind adds each variant again under OMP_PROC_BIND=close (the runtime binds its threads; lbomp
 then leaves binding to it), to tell what binding alone is worth.
 
@@ -78,10 +81,12 @@ ONE = "one thread"  # the reference variant: OMP_SCHEDULE=static, OMP_NUM_THREAD
 def run(binary, kind, variant, bind, preload, steps, threads, tmp, with_preload=False):
     if variant == ONE:
         variant, threads = "static", 1
+    variant, *sets = variant.split("@")  # lbomp@LBOMP_PERIOD=10: the preload with that variable
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     for k in list(env):
         if k.startswith("LBOMP_") or k in ("OMP_PROC_BIND", "OMP_PLACES", "LD_PRELOAD"):
             del env[k]
+    env.update(s.split("=", 1) for s in sets)
     env["OMP_SCHEDULE"] = variant
     if bind:
         env["OMP_PROC_BIND"] = "close"
@@ -123,7 +128,8 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="steps per run (0: rtloop's default)")
     ap.add_argument("--variants", default="static dynamic,1 guided lbomp dynamic,1+",
                     help="OMP_SCHEDULE values, space-separated; a trailing + loads the preload "
-                         "under another schedule")
+                         "under another schedule; lbomp@VAR=V[@VAR=V] is lbomp with LBOMP_* "
+                         "variables set (every other variant runs without any)")
     ap.add_argument("--no-reference", action="store_true",
                     help="leave out the one-thread row and the face probe")
     a = ap.parse_args()
@@ -184,8 +190,8 @@ def main():
                         name = f"reference: one thread ÷ {a.threads} (OMP_SCHEDULE=static)"
                     if v[0].endswith("+"):
                         name = "preload loaded, " + name
-                    if v[0] == "lbomp":
-                        name = "preload + " + name
+                    if v[0].startswith("lbomp"):
+                        name = "preload + " + name.replace("@", " ")
                         last = res[v][-1]
                         extra = (f"{last.get('l0', '-')} → {last.get('l1', '-')} | "
                                  f"{statistics.median(r.get('mig', 0) for r in res[v]):.0f} | "
@@ -194,7 +200,7 @@ def main():
                     else:
                         extra = "– | – | – | –"
                     ratio = med[v] / best
-                    bold = "**" if v[0] == "lbomp" else ""
+                    bold = "**" if v[0].startswith("lbomp") else ""
                     print(f"| {name} | {med[v]:.3f} | {min(ts):.3f}–{max(ts):.3f} | "
                           f"{bold}{ratio:.3f}{bold} | {extra} |")
     shutil.rmtree(tmp)

@@ -386,7 +386,8 @@ static void quiet_after(struct lbomp *lb, bool moved)
 void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base)
 {
         struct lbomp__lbs *l = &lb->lbs;
-        if (!l->quiet || l->auto_period || lb->win.steps < (uint64_t)lb->cfg.period)
+        if (!l->quiet || l->auto_period || lb->cfg.period_set ||
+            lb->win.steps < (uint64_t)lb->cfg.period)
                 return;
         double lam = lbomp__window_step_lambda(&lb->win);
         if (lam <= l->quiet_lam + lb->cfg.params.tolerance)

@@ -419,14 +419,26 @@ static void t_huge(const char *p)
         add_tasks(lb, 120, 1);
         task[7].cost = 2000; /* ~ 1000x the average task */
         steps(lb, 12, "huge");
+        size_t ran = 0;
         for (size_t i = 0; i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
                 lbomp_lb_get(lb, i, &st, sizeof st);
                 ASSERT_EQ(st.error, 0);
+                /* A step whose excess did not persist over its timed steps (a loaded machine, a
+                 * sanitizer: ASan once read all four so) runs no policy, and says so. */
+                char buf[400];
+                const char *note = lbomp__lbrec_note(lbomp__lbs_at(&((struct lbomp *)lb)->lbs, i),
+                                                     buf, sizeof buf);
+                ran += strstr(note, "policy not run") == NULL;
         }
-        /* `none` times no task (its LB step reads only the workers' loads): no such note. */
-        if (strcmp(p, "none") != 0)
+        /* `none` times no task (its LB step reads only the workers' loads): no such note. The
+         * others say it at every LB step that ran the policy. */
+        if (strcmp(p, "none") != 0 && ran > 0)
                 ASSERT_STR_CONTAINS(report_of(lb), "task 7 alone costs that much");
+        else if (strcmp(p, "none") != 0)
+                printf("huge: %s ran no policy at any of its %zu LB steps (the excess never "
+                       "persisted); the note is not checked\n",
+                       p, lbomp_lb_count(lb));
         lbomp_destroy(lb);
 }
 

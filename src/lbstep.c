@@ -363,6 +363,14 @@ static void give_costs(struct lbomp *lb)
  * (LBOMP_FOR, the drop-in) have them too: the preloaded memory loop ran 0.97 × its time with them
  * (bench/README, "Quiet windows").
  */
+/* What an LB step that runs a policy costs: the last one's, begin to applied, or before any ran
+ * auto's guess. */
+static double lb_cost(const struct lbomp *lb)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        return l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+}
+
 bool lbomp__lb_quiet_ok(const struct lbomp *lb)
 {
         const struct lbomp__lbs *l = &lb->lbs;
@@ -383,7 +391,7 @@ static void quiet_after(struct lbomp *lb, bool moved)
         l->quiet_lam = l->step_lam;
 }
 
-void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base)
+void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t end)
 {
         struct lbomp__lbs *l = &lb->lbs;
         if (!l->quiet || l->auto_period || lb->cfg.period_set ||
@@ -398,14 +406,12 @@ void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base)
         for (int i = 0; i < lb->ws.n; i++)
                 sum += lb->ws.w[i].win_owned_s;
         double avg = sum / ((double)lb->ws.n * (double)lb->win.steps);
-        uint64_t end = base + ((uint64_t)lb->cfg.period << l->quiet);
+        uint64_t now = lb->tset.t;
         double left = end > now + 1 ? (double)(end - now - 1) : 0;
-        double cost =
-                l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
-        if ((lam - l->quiet_lam) * avg * left <= cost)
+        if ((lam - l->quiet_lam) * avg * left <= lb_cost(lb))
                 return;
         l->quiet = l->still = 0;
-        uint64_t want = now + 1 - base + LBOMP__TIMED;
+        uint64_t want = now + 1 - lbomp__tsteps_base(&lb->tset) + LBOMP__TIMED;
         if (want > (uint64_t)lb->cfg.period)
                 l->auto_period = (int)want;
         if (lb->cfg.verbose)
@@ -613,8 +619,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                 if (persist < excess) /* only what stayed on the same workers at every timed step */
                         excess = persist > 0 ? persist : 0;
                 double gain = excess * (double)lb->cfg.period * (double)periods;
-                double cost = l->pays_cost_s > 0 ? l->pays_cost_s
-                                                 : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+                double cost = lb_cost(lb);
                 if (gain < cost) {
                         uint64_t n = l->recs.n;
                         record_only(lb, lam, mx, avg);

@@ -133,10 +133,10 @@ bool lbomp__lb_quiet_ok(const struct lbomp *lb);
  * Serial part, after the steps waiting in the workers' rings were folded into a quiet window (one
  * longer than LBOMP_PERIOD): when the window's mean per-step λ rose above the last one's by more
  * than the tolerance, and that rise would cost more than an LB step over the steps the window has
- * left, the window ends as soon as its tasks are timed (the next LBOMP__TIMED time
- * steps), `now` being the last time step run and `base` the one the window began at.
+ * left before `end` (the time step that would close it), the window ends as soon as its tasks are
+ * timed (the next LBOMP__TIMED time steps).
  */
-void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t now, uint64_t base);
+void lbomp__lb_quiet_check(struct lbomp *lb, uint64_t end);
 /* Whether the LB step just begun needs the team (lbomp__lb_step): a decentralized policy's rounds
  * or data moves. */
 bool lbomp__lb_team_work(const struct lbomp *lb);

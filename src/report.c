@@ -293,10 +293,12 @@ static void header(const struct lbomp *lb, FILE *out)
          * through its loops (all on the same cores). */
         const struct lbomp__loops *r = loops_of(lb);
         binding_note(!lb->started && r && r->n ? r->all[0]->rt : lb, note, sizeof note);
+        char quiet[64] = "";
+        if (lbomp__lb_quiet_ok(lb))
+                snprintf(quiet, sizeof quiet, " (up to %dx while LB steps move nothing)",
+                         1 << LBOMP__QUIET_MAX);
         fprintf(out, "  policy %s, period %d%s, seed %llu, steal %s\n", lb->cfg.policy->name,
-                lb->cfg.period,
-                lbomp__lb_quiet_ok(lb) ? " (up to 8x while LB steps move nothing)" : "",
-                (unsigned long long)lb->cfg.seed,
+                lb->cfg.period, quiet, (unsigned long long)lb->cfg.seed,
                 lb->cfg.steal == LBOMP__STEAL_OFF    ? "off"
                 : lb->cfg.steal == LBOMP__STEAL_NODE ? "node"
                                                      : "all");

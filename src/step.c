@@ -152,8 +152,7 @@ static void auto_when(struct lbomp *lb)
                                    lbomp__auto_horizon(lb->steps, lb->cfg.period)))
                 return;
         l->armed = true;
-        uint64_t base = lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first;
-        uint64_t want = lb->tset.t + 1 - base + LBOMP__TIMED;
+        uint64_t want = lb->tset.t + 1 - lbomp__tsteps_base(&lb->tset) + LBOMP__TIMED;
         if (want < (uint64_t)lb->cfg.period ||
             (want > (uint64_t)lb->cfg.period && !auto_times_always(lb)))
                 l->auto_period = (int)want;
@@ -563,8 +562,7 @@ static void step_done(void *arg)
         if (lb_due || ring)
                 lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
         if (ring && !lb_due && lb->lbs.quiet) /* a quiet window whose steps grew imbalanced */
-                lbomp__lb_quiet_check(lb, lb->tset.t,
-                                      lb->tset.t_lb ? lb->tset.t_lb : lb->tset.t_first);
+                lbomp__lb_quiet_check(lb, lbomp__tsteps_end(&lb->tset, period_of(lb)));
         if (lb_due) {
                 /* The centralized LB step runs here, while the team waits: the window's last step
                  * is folded in first, for every worker. */

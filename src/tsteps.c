@@ -79,8 +79,7 @@ bool lbomp__tsteps_due(struct lbomp__tsteps *ts, struct lbomp__tset *s, uint64_t
                        int period)
 {
         (void)ts;
-        uint64_t base = s->t_lb ? s->t_lb : s->t_first;
-        if (measured == 0 || s->t + 1 < base + (uint64_t)period)
+        if (measured == 0 || s->t + 1 < lbomp__tsteps_end(s, period))
                 return false;
         s->t_lb = s->t + 1;
         return true;

@@ -61,11 +61,17 @@ void lbomp__tsteps_mark(struct lbomp__tsteps *ts);
 bool lbomp__tsteps_due(struct lbomp__tsteps *ts, struct lbomp__tset *s, uint64_t measured,
                        int period);
 
+/* The time step s's window began at: the one after its last LB step, or its first run. */
+static inline uint64_t lbomp__tsteps_base(const struct lbomp__tset *s)
+{
+        return s->t_lb ? s->t_lb : s->t_first;
+}
+
 /* The time step whose run closes s's window: its LB step is due after a run in the time step
  * before it (lbomp__tsteps_due), `period` time steps after its last LB step or its first run. */
 static inline uint64_t lbomp__tsteps_end(const struct lbomp__tset *s, int period)
 {
-        return (s->t_lb ? s->t_lb : s->t_first) + (uint64_t)period;
+        return lbomp__tsteps_base(s) + (uint64_t)period;
 }
 
 /* Time steps begun so far. Thread-safe. */

@@ -39,10 +39,6 @@ struct lbomp {
         bool started;   /* a step has run: topology and team are fixed */
         bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
         int team_n;     /* threads of the step's team */
-        /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
-         * whose threads would have waited for the last one, and after a gathering that left the
-         * workers' loads unknown (step.c, gathering_unknown). */
-        uint64_t steal_until;
         uint64_t gathered_version; /* tasks.version at the last gathering */
         int prepare_rc;            /* the step could not start: 0 or a negative errno */
         bool begun;    /* the gathering began this step's time step (else the step's end does) */
@@ -57,6 +53,10 @@ struct lbomp {
         /* Steps completed (for the API; the team reads the step barrier's word). Written at every
          * step, as are the time steps below: away from what the entering threads read. */
         _Alignas(LBOMP__CACHELINE) uint64_t steps;
+        /* Stealing is armed in the steps before this one (step.c, steal_wanted): after a step
+         * whose threads would have waited for the last one, and after a gathering that left the
+         * workers' loads unknown (step.c, gathering_unknown). The serial parts alone read it. */
+        uint64_t steal_until;
         struct lbomp__tsteps ts_own;
         struct lbomp__tset tset; /* this task set's place in the time steps */
         /* The result of the last step: 0 or a negative errno, and its message (under team.lock:

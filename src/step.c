@@ -534,7 +534,8 @@ static void step_done(void *arg)
          * never came) is not counted as a step run, whichever of its threads came. */
         if (!lb->begun)
                 lbomp__tsteps_begin(lb->ts, &lb->tset);
-        lb->begun = false;
+        if (lb->begun) /* a store would take the line the entering threads read */
+                lb->begun = false;
         uint64_t skipped = lbomp__barrier_take(&lb->team.bar);
         uint64_t word = word_of(lb);
         lb->win.pending = false; /* every worker folded the step before this one as it entered */

@@ -36,9 +36,9 @@ struct lbomp {
         struct lbomp__data data;
         /* Read by every thread entering a step, written only outside steps or when the team
          * gathers (the serial parts of the step barrier publish in team.bar.word instead). */
-        bool started;   /* a step has run: topology and team are fixed */
-        bool omp_binds; /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
-        int team_n;     /* threads of the step's team */
+        bool started;              /* a step has run: topology and team are fixed */
+        bool omp_binds;            /* OMP_PROC_BIND set by the user: OpenMP binds, not us */
+        int team_n;                /* threads of the step's team */
         uint64_t gathered_version; /* tasks.version at the last gathering */
         int prepare_rc;            /* the step could not start: 0 or a negative errno */
         bool begun;    /* the gathering began this step's time step (else the step's end does) */

@@ -188,6 +188,16 @@ static void construct_then_refused(const char *which)
  * other arrives (a busy machine), and then the other runs a step of its own, which is no misuse
  * of a step: each task runs exactly once in every step the runtime counts, and at most once more
  * in a step refused at its end. */
+/* The refusal of a second team says so, in either of its two words: the second team's thread
+ * that takes the runtime over finds the first team inside ("a second OpenMP team ..."), unless
+ * its thread numbered like one of the first team's, joining that takeover, found that one in its
+ * place first ("two threads numbered 0 ... two teams of the same shape": under ASan, once). */
+static void assert_second_team(const char *msg)
+{
+        if (!strstr(msg, "second OpenMP team"))
+                ASSERT_STR_CONTAINS(msg, "two teams of the same shape");
+}
+
 static void t_nested(void)
 {
         omp_set_max_active_levels(2);
@@ -222,7 +232,7 @@ static void t_nested(void)
                 }
         }
         ASSERT_EQ(lbomp_last_step(lb), -EBUSY);
-        ASSERT_STR_CONTAINS(lbomp_last_error(), "second OpenMP team");
+        assert_second_team(lbomp_last_error());
         printf("nested: %s\n", lbomp_last_error());
         ASSERT_DLE(now_s() - t0, 10.0);
         lbomp_destroy(lb);
@@ -380,7 +390,9 @@ static void t_cut(void)
         char want[96];
         snprintf(want, sizeof want, "%ld task(s) of the others did not run", NTASKS - ran);
         ASSERT_STR_CONTAINS(cut_msg, want);
-        ASSERT_STR_CONTAINS(cut_msg, "second OpenMP team");
+        const char *why = strstr(cut_msg, "Why: ");
+        ASSERT(why != NULL);
+        assert_second_team(why);
         lbomp_destroy(lb);
 }
 

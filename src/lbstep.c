@@ -346,6 +346,14 @@ static void give_costs(struct lbomp *lb)
         lbomp__workers_costs(&lb->ws, l->slot_cost);
 }
 
+/* What an LB step that runs a policy costs: the last one's, begin to applied, or before any ran
+ * auto's guess. */
+static double lb_cost(const struct lbomp *lb)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        return l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
+}
+
 /*
  * Quiet windows. A window's last LBOMP__TIMED steps time every task (the per-task path leaves the
  * inline loop) and each worker folds them in at its next step; on a loop that stays balanced that
@@ -363,14 +371,6 @@ static void give_costs(struct lbomp *lb)
  * (LBOMP_FOR, the drop-in) have them too: the preloaded memory loop ran 0.97 × its time with them
  * (bench/README, "Quiet windows").
  */
-/* What an LB step that runs a policy costs: the last one's, begin to applied, or before any ran
- * auto's guess. */
-static double lb_cost(const struct lbomp *lb)
-{
-        const struct lbomp__lbs *l = &lb->lbs;
-        return l->pays_cost_s > 0 ? l->pays_cost_s : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
-}
-
 bool lbomp__lb_quiet_ok(const struct lbomp *lb)
 {
         const struct lbomp__lbs *l = &lb->lbs;

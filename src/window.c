@@ -431,6 +431,10 @@ static bool unshared(const struct lbomp__worker *w, bool time_wall)
  * LBOMP_TIME=cpu only workers that had their core to themselves in both windows are compared:
  * there the share is the co-runner's part, and a shared thread's task times, scaled to its CPU
  * time step by step, also carry its stealing and waiting, which would read as a slower core.
+ * Only two windows in a row pair: a task that its owner did not run alone in a window's timed
+ * steps (a thief ran it) is forgotten, since what it cost when last timed at home may be long gone
+ * (kneighbor's drifting hotspot, whose hot tasks are the stolen ones, paired with their cost from
+ * before a drift, read equal cores as 1.1–1.4 and 0.7–0.9 in 4 runs of 10; 1 of 10 since).
  * Every worker moves half of its mean log error (when it has REL_MIN_OBS of them), and the
  * geometric mean of rel over the workers stays 1. Not while the loads move: then a task's time
  * changed between the windows whether it migrated or not (a hotspot that moved on, off the tasks a
@@ -456,8 +460,10 @@ static void update_rel(struct lbomp__window *win, struct lbomp__workers *ws, boo
                         bool own = n > 0;
                         for (uint32_t k = 0; k < n; k++)
                                 own &= r[k] == (uint32_t)b;
-                        if (!own)
-                                continue; /* stolen in a timed step, or not timed */
+                        if (!own) { /* stolen in a timed step, or not timed */
+                                win->last_w[t] = UINT32_MAX;
+                                continue;
+                        }
                         double v = win->ticks[t] / win->ns[t];
                         uint32_t a = win->last_w[t];
                         if (!unshared(w, time_wall)) {

@@ -328,6 +328,42 @@ static void moving_loads(void)
         lbomp__window_free(&win);
 }
 
+/* rel pairs a task's times of two consecutive timed windows only. Sixteen tasks of worker 0 are
+ * run by worker 1's thieves in the timed steps of a window (not their owner's alone: no pair), and
+ * their load halves then, which nobody timed at home; the next window they are worker 1's, at half
+ * the time they had on worker 0 two windows before. Paired with that older time they read as a
+ * worker 1 twice as fast (speeds 1.41 and 0.71 before: kneighbor's drifting hotspot, whose hot
+ * tasks are the stolen ones, gave equal cores 1.1–1.4 and 0.7–0.9 in 4 runs of 10); the tasks that
+ * stayed changed nothing, so the moving-loads rule cannot tell. Speeds stay 1. */
+static void stale_pairs(void)
+{
+        struct lbomp__workers ws = {.n = 2, .w = wk, .speeds = LBOMP__SPEEDS_AUTO};
+        struct lbomp__window win;
+        uint32_t T = 40, tasks[2][40];
+        two_workers(&win, T, tasks);
+        for (int k = 0; k < 3; k++) {
+                for (int i = 0; i < 2; i++)
+                        wk[i].n = 0;
+                for (uint32_t t = 0; t < T; t++) {
+                        bool group = t < 16;
+                        uint32_t w = t < T / 2 && !(group && k == 2) ? 0 : 1;
+                        wk[w].tasks[wk[w].n++] = t;
+                        double v = group && k > 0 ? 0.5 : 1.0;
+                        timed_by_owner(&win, t, w, v);
+                        if (group && k == 1) /* worker 0's, run by worker 1 */
+                                for (int j = 0; j < 3; j++)
+                                        win.hrun[t * 3 + j] = 1;
+                }
+                win.timed = 3;
+                lbomp__window_speeds(&win, &ws, true);
+        }
+        fprintf(stderr, "stale pairs: speeds %g %g (rel %g %g)\n", wk[0].speed, wk[1].speed,
+                wk[0].rel, wk[1].rel);
+        ASSERT_DEQ(wk[0].speed, 1.0);
+        ASSERT_DEQ(wk[1].speed, 1.0);
+        lbomp__window_free(&win);
+}
+
 /* kappa, what a worker's task costs a thief over what it costs the worker: from pairs of
  * consecutive timed runs of the same task, one at home and one stolen. Worker 0's eight tasks run
  * at home in one timed step and on worker 1 in the next, three times as long there: kappa 3 at the
@@ -680,6 +716,7 @@ int main(int argc, char **argv)
         placement();
         measured();
         moving_loads();
+        stale_pairs();
         kappa_paired();
         steal_charge();
         persistent_excess();

@@ -434,7 +434,7 @@ static bool unshared(const struct lbomp__worker *w, bool time_wall)
  * Only two windows in a row pair: a task that its owner did not run alone in a window's timed
  * steps (a thief ran it) is forgotten, since what it cost when last timed at home may be long gone
  * (kneighbor's drifting hotspot, whose hot tasks are the stolen ones, paired with their cost from
- * before a drift, read equal cores as 1.1–1.4 and 0.7–0.9 in 4 runs of 10; 1 of 10 since).
+ * before a drift, read equal cores as 1.1–1.4 and 0.7–0.9 in 4 runs of 10; 2 of 26 since).
  * Every worker moves half of its mean log error (when it has REL_MIN_OBS of them), and the
  * geometric mean of rel over the workers stays 1. Not while the loads move: then a task's time
  * changed between the windows whether it migrated or not (a hotspot that moved on, off the tasks a

@@ -26,7 +26,9 @@
  *             tasks and more): every step is armed
  *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
  *             armed and every window steals, and what the threads carried per step stays below
- *             1.2 in the last windows while their own loads say 1.5 or more
+ *             1.2 in the last windows while their own loads say 1.5 or more — when the threads
+ *             had their cores (0.99 of two in our runs; beside a `yes` pinned to one core, 0.75,
+ *             and the thread on the free core rightly carried 1.24–1.34 × the mean in CPU time)
  *   front     hot over 120 steps: `none` gives no costs, so after 8 windows without them,
  *             their steps imbalanced (per-step λ 1.6), the thieves take from the front of their
  *             victim (deque.h): no front step in the first 8 windows, every armed step a
@@ -36,6 +38,9 @@
  */
 #include <omp.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +64,18 @@ static void cb(void *data, lbomp_id_t id, void *arg)
 }
 
 /* Tasks k, k + stride, ... (n of them) removed and added again: new ids, the same work. */
+/* The process's CPU time and the wall time, in seconds. */
+static void times_now(double *cpu, double *wall)
+{
+        struct rusage ru;
+        struct timespec ts;
+        ASSERT_EQ(getrusage(RUSAGE_SELF, &ru), 0);
+        ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        *wall = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void replace(lbomp_t *lb, int first, int n, int stride)
 {
         for (int j = 0; j < n; j++) {
@@ -86,6 +103,8 @@ int main(int argc, char **argv)
         ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
         ASSERT_EQ(lbomp_set_period(lb, PERIOD), 0);
         const lbomp_t *h = lb;
+        double cpu0, wall0, cpu1, wall1;
+        times_now(&cpu0, &wall0);
         if (loop) {
                 omp_set_num_threads(2);
                 for (int s = 0; s < STEPS; s++) {
@@ -108,6 +127,11 @@ int main(int argc, char **argv)
                         ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
                 }
         }
+        times_now(&cpu1, &wall1);
+        /* Whether the two threads had their cores: else the one that had carries more, rightly
+         * (stealing evens out wall time, not CPU time), and the carried λ says nothing. */
+        double served = (cpu1 - cpu0) / (2 * (wall1 - wall0));
+        printf("%s: the threads had %.2f of two cores\n", mode, served);
         size_t nw = lbomp_window_count(h), armed = 0, judged = 0;
         uint64_t fronts = 0;
         double prev_max = 0, prev_run = 0;
@@ -131,7 +155,8 @@ int main(int argc, char **argv)
                         ASSERT_GT(w.stolen, 0);
                         if (i >= 2) {
                                 ASSERT_DGE(w.imbalance_step_mean, 1.5);
-                                ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
+                                if (served >= 0.9)
+                                        ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
                         }
                 } else if (!every && i >= 1 && w.imbalance_step_max <= 1.02 && prev_max <= 1.02 &&
                            w.imbalance_run_step_mean <= 1.02 && prev_run <= 1.02) {

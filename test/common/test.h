@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define FAIL(...)                                                                                  \
         do {                                                                                       \
@@ -59,6 +61,34 @@ static inline void test_spin(double *x, long n)
 {
         for (long i = 0; i < n; i++)
                 *x = *x * 0.9999999 + 1e-7;
+}
+
+/* The process's CPU time and the monotonic wall time, in seconds: two readings bound a part of
+ * a test, whose threads had their cores when the CPU time it took is nearly the wall time times
+ * their number (test_served). */
+struct test_times {
+        double cpu, wall;
+};
+
+static inline struct test_times test_times_now(void)
+{
+        struct rusage ru;
+        struct timespec ts;
+        if (getrusage(RUSAGE_SELF, &ru) != 0 || clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+                FAIL("getrusage or clock_gettime failed");
+        return (struct test_times){
+                .cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                       1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec),
+                .wall = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec};
+}
+
+/* The share of `threads` cores the process had between two readings: 0.99-1.00 for two busy
+ * threads on the 2-core machine, 0.67-0.75 beside a `yes` pinned to one core. Timing-sensitive
+ * checks of a test hold only near 1 (a thread kept from its core is a slower core to lbomp). */
+static inline double test_served(struct test_times a, struct test_times b, int threads)
+{
+        double wall = b.wall - a.wall;
+        return wall > 0 ? (b.cpu - a.cpu) / (threads * wall) : 1.0;
 }
 
 #endif

@@ -41,9 +41,6 @@
  */
 #include <omp.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,18 +64,6 @@ static void cb(void *data, lbomp_id_t id, void *arg)
 }
 
 /* Tasks k, k + stride, ... (n of them) removed and added again: new ids, the same work. */
-/* The process's CPU time and the wall time, in seconds. */
-static void times_now(double *cpu, double *wall)
-{
-        struct rusage ru;
-        struct timespec ts;
-        ASSERT_EQ(getrusage(RUSAGE_SELF, &ru), 0);
-        ASSERT_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-               1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-        *wall = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void replace(lbomp_t *lb, int first, int n, int stride)
 {
         for (int j = 0; j < n; j++) {
@@ -106,8 +91,7 @@ int main(int argc, char **argv)
         ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
         ASSERT_EQ(lbomp_set_period(lb, PERIOD), 0);
         const lbomp_t *h = lb;
-        double cpu0, wall0, cpu1, wall1;
-        times_now(&cpu0, &wall0);
+        struct test_times t0 = test_times_now();
         if (loop) {
                 omp_set_num_threads(2);
                 for (int s = 0; s < STEPS; s++) {
@@ -130,10 +114,9 @@ int main(int argc, char **argv)
                         ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
                 }
         }
-        times_now(&cpu1, &wall1);
         /* Whether the two threads had their cores: else the one that had carries more, rightly
          * (stealing evens out wall time, not CPU time), and the carried λ says nothing. */
-        double served = (cpu1 - cpu0) / (2 * (wall1 - wall0));
+        double served = test_served(t0, test_times_now(), 2);
         printf("%s: the threads had %.2f of two cores\n", mode, served);
         size_t nw = lbomp_window_count(h), armed = 0, judged = 0;
         uint64_t fronts = 0;

@@ -4,8 +4,8 @@
  * what stealing carried. Two workers, 64 tasks placed in two blocks; at every step one block is
  * 20× heavier than the other, alternating, so each worker carries the hotspot every other step:
  *   off   (LBOMP_STEAL=off, policy none) every full window: mean per-step λ above 1.5, λ of the
- *         summed loads 0.3 below it, and below 1.15 in most windows; most steps above 1.4
- *         (lbomp_step_get)
+ *         summed loads 0.3 below it, and below 1.15 in most windows (when the threads had their
+ *         cores: test_served); most steps above 1.4 (lbomp_step_get)
  *   all   (LBOMP_STEAL=all, policy none) owned λ per step stays high (stealing does not hide the
  *         imbalance from the balancer) while what the threads carried is lower; the text report
  *         prints both
@@ -53,8 +53,14 @@ int main(int argc, char **argv)
                 task[i].block = i < NT / 2 ? 0 : 1;
                 ASSERT_EQ(lbomp_task_add(lb, &task[i], 64, LBOMP_NODE_ANY, NULL), 0);
         }
+        struct test_times t0 = test_times_now();
         for (step_now = 0; step_now < STEPS; step_now++)
                 ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
+        /* The summed loads are even only when both threads had their cores: beside a `yes` on
+         * one core (0.67-0.75 of two), the timed steps where a thread was off its core are left
+         * out of the window's costs, and one window read λ 1.73 summed under ASan. */
+        double served = test_served(t0, test_times_now(), 2);
+        printf("steal %s: the threads had %.2f of two cores\n", steal, served);
         size_t nw = lbomp_window_count(lb), balanced = 0;
         ASSERT_EQ(nw, STEPS / PERIOD);
         for (size_t i = 0; i < nw; i++) {
@@ -72,12 +78,13 @@ int main(int argc, char **argv)
                 } else {
                         /* Summed, it looks balanced (other processes slowing one worker's hot
                          * steps can tilt a window: most windows, and each well below). */
-                        ASSERT_DLE(w.imbalance, w.imbalance_step_mean - 0.3);
+                        if (served >= 0.9)
+                                ASSERT_DLE(w.imbalance, w.imbalance_step_mean - 0.3);
                         balanced += w.imbalance <= 1.15;
                         ASSERT_EQ(w.stolen, 0);
                 }
         }
-        if (strcmp(steal, "off") == 0)
+        if (strcmp(steal, "off") == 0 && served >= 0.9)
                 ASSERT_LE(2 * nw, 2 * balanced + nw); /* at least half the windows */
         int high = 0;
         for (uint64_t s = 0; s < (uint64_t)STEPS; s++) {

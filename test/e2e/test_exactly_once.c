@@ -1,7 +1,8 @@
 /*
  * test_exactly_once.c — a real OpenMP program with imbalanced tasks: every task runs exactly once
  * per step in both forms (callback and in-region), also while tasks move and when tasks are added
- * and removed between steps; λ falls after the first rebalance. Usage: test_exactly_once POLICY
+ * and removed between steps; λ falls after the first rebalance (when the threads had their cores:
+ * test_served). Usage: test_exactly_once POLICY
  */
 #include <errno.h>
 #include <omp.h>
@@ -64,11 +65,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < NTASKS; i++)
                 ASSERT_EQ(lbomp_link(lb, (lbomp_id_t)i, (lbomp_id_t)((i + 1) % NTASKS), 100), 0);
         long runs = 0;
+        struct test_times t0 = test_times_now();
         /* callback form */
         for (long s = 0; s < 20; s++) {
                 ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
                 check(NTASKS, ++runs, s);
         }
+        struct test_times t1 = test_times_now();
         /* in-region form, the step loop inside the region */
 #pragma omp parallel num_threads(2)
         for (long s = 0; s < 20; s++) {
@@ -85,8 +88,13 @@ int main(int argc, char **argv)
         lbomp_window_stats_t first, last;
         lbomp_window_get(lb, 0, &first, sizeof first);
         lbomp_window_get(lb, nw - 1, &last, sizeof last);
-        printf("%s: λ first window %.3f, last %.3f\n", policy, first.imbalance, last.imbalance);
-        if (strcmp(policy, "none") != 0) {
+        /* λ says what the policy did only when the threads had their cores: beside a `yes` on
+         * one core (0.7 of two), the timed steps a thread spent off its core are left out of the
+         * window's costs, and smart's first window read 1.16 under ASan */
+        double served = test_served(t0, t1, 2); /* over the callback form's steps */
+        printf("%s: λ first window %.3f, last %.3f; the threads had %.2f of two cores\n", policy,
+               first.imbalance, last.imbalance, served);
+        if (strcmp(policy, "none") != 0 && served >= 0.9) {
                 ASSERT_DGE(first.imbalance, 1.3);
                 ASSERT_DLE(last.imbalance, 0.85 * first.imbalance);
                 /* over the run's LB steps, not the first alone: a timed step that another

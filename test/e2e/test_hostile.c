@@ -522,15 +522,24 @@ static void t_no_pay(void)
         add_tasks(lb, 64, 1);
         for (int i = 0; i < 16; i++)
                 task[i].cost = 2000; /* ≈ 2 ms more per step on worker 0: a plan pays */
+        struct test_times t0 = test_times_now();
         steps(lb, 5, "no-pay");
+        /* unless its threads were kept from their cores: then the timed steps they spent off
+         * them are left out, and the two left say the excess is within their noise (beside a
+         * `yes` pinned to one core, 0.7 of two, once under ASan) */
+        double served = test_served(t0, test_times_now(), 2);
         lbomp_lb_stats_t st;
         ASSERT_EQ(lbomp_lb_count(lb), 1);
         ASSERT_EQ(lbomp_lb_get(lb, 0, &st, sizeof st), 0);
         char buf[400];
-        ASSERT(!strstr(
-                lbomp__lbrec_note(lbomp__lbs_at(&((struct lbomp *)lb)->lbs, 0), buf, sizeof buf),
-                "does not pay"));
-        ASSERT_GT(st.migrations, 0);
+        const char *pays =
+                lbomp__lbrec_note(lbomp__lbs_at(&((struct lbomp *)lb)->lbs, 0), buf, sizeof buf);
+        printf("no-pay, 2 ms: %llu moved, note \"%s\"; the threads had %.2f of two cores\n",
+               (unsigned long long)st.migrations, pays, served);
+        if (served >= 0.9) {
+                ASSERT(!strstr(pays, "does not pay"));
+                ASSERT_GT(st.migrations, 0);
+        }
         lbomp_destroy(lb);
 
         /* An excess that does not stay on the same worker is not worth a plan either: in the

@@ -201,14 +201,14 @@ void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__wo
  * auto: the prior × rel × share, where share (LBOMP_TIME=cpu, a team with a core per thread) is
  * its thread's CPU time ÷ wall time over the window's steps, and rel moves toward what the tasks
  * timed on more than one worker say (a task that migrated: its mean time on its old owner against
- * that on its new one; stolen runs are left out, as a thief runs a task with its neighbours' data
- * in the victim's caches, which says nothing of the thief's speed; under LBOMP_TIME=cpu, only
- * between workers whose threads had their cores to themselves); each smoothed over windows, and
- * rounded (1/64, and to 1.0 within 5 %) so that an unshared machine of one kind keeps every speed
- * at exactly 1.0; a speed changes only by more than 10 % (noise moves no task). Shares count
- * relative to the best-served thread's (within 30 % of it, or until a thread was measured
- * below that in 3 windows in a row: 1.0), from windows of 50 ms measured or more. An oversubscribed
- * team measures neither share nor rel.
+ * that on its new one, in two timed windows in a row; stolen runs are left out, as a thief runs a
+ * task with its neighbours' data in the victim's caches, which says nothing of the thief's speed;
+ * under LBOMP_TIME=cpu, only between workers whose threads had their cores to themselves); each
+ * smoothed over windows, and rounded (1/64, and to 1.0 within 5 %) so that an unshared machine of
+ * one kind keeps every speed at exactly 1.0; a speed changes only by more than 10 % (noise moves no
+ * task). Shares count relative to the best-served thread's (within 30 % of it, or until a thread
+ * was measured below that in 3 windows in a row: 1.0), from windows of 50 ms measured or more. An
+ * oversubscribed team measures neither share nor rel.
  */
 void lbomp__window_speeds(struct lbomp__window *win, struct lbomp__workers *ws, bool time_wall);
 /* Worker w's background (seconds per step) over the window's timed steps. */

@@ -183,11 +183,6 @@ static void construct_then_refused(const char *which)
         lbomp_destroy(lb);
 }
 
-/* Two nested teams on one runtime: never a task twice in a step; the second team is refused.
- * The two inner teams start together; one of them may still finish its whole step before the
- * other arrives (a busy machine), and then the other runs a step of its own, which is no misuse
- * of a step: each task runs exactly once in every step the runtime counts, and at most once more
- * in a step refused at its end. */
 /* The refusal of a second team says so, in either of its two words: the second team's thread
  * that takes the runtime over finds the first team inside ("a second OpenMP team ..."), unless
  * its thread numbered like one of the first team's, joining that takeover, found that one in its
@@ -198,6 +193,11 @@ static void assert_second_team(const char *msg)
                 ASSERT_STR_CONTAINS(msg, "two teams of the same shape");
 }
 
+/* Two nested teams on one runtime: never a task twice in a step; the second team is refused.
+ * The two inner teams start together; one of them may still finish its whole step before the
+ * other arrives (a busy machine), and then the other runs a step of its own, which is no misuse
+ * of a step: each task runs exactly once in every step the runtime counts, and at most once more
+ * in a step refused at its end. */
 static void t_nested(void)
 {
         omp_set_max_active_levels(2);

@@ -269,10 +269,13 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
         l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
         lbomp__auto_when_done(&l->when, l->lb_cost_s,
                               kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay);
+        if (!kept)
+                lbomp__auto_when_futile(&l->when, l->step_lam);
 }
 
 /* auto, at a window's end with no LB step armed: a record that says so, and an imbalance that was
- * judged not worth lowering is looked at again (its floor halves towards 1). */
+ * judged not worth lowering is looked at again (its floor halves towards 1, after as many windows
+ * as lbomp__auto_when_unarmed says). */
 static void auto_skip(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
@@ -287,7 +290,7 @@ static void auto_skip(struct lbomp *lb)
                                          : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
                 r->note_arg[2] = l->when.floor;
         }
-        l->when.floor = 1.0 + 0.5 * (l->when.floor - 1.0);
+        lbomp__auto_when_unarmed(&l->when);
 }
 
 /* auto: what the window measured beyond the costs, for the policy (policy/auto.h). */
@@ -322,6 +325,9 @@ static void auto_hist(struct lbomp *lb, const lbomp_window_stats_t *ws)
                 h->decay = lbomp__auto_decay(e, late, P, apart);
         }
         h->horizon = lbomp__auto_horizon(lb->steps, lb->cfg.period);
+        double persist = lbomp__window_persistent_excess(win, &lb->ws);
+        h->persist_known = isfinite(persist);
+        h->persist_s = persist;
         h->lb_cost_s = l->when.lb_cost_s;
         h->byte_s = l->byte_s;
         h->load = l->plan.load;

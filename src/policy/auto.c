@@ -287,6 +287,23 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
         w->floor = lambda_after > 1.0 ? lambda_after : 1.0;
         w->decay = clamp(decay, 0, 1);
         w->prev_excess = 0;
+        w->futile = 0;
+        w->unarmed = 0;
+}
+
+void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam)
+{
+        w->futile = w->futile < 3 ? w->futile + 1 : 3;
+        if (step_lam > w->floor)
+                w->floor = step_lam;
+}
+
+void lbomp__auto_when_unarmed(struct lbomp__auto_when *w)
+{
+        if (++w->unarmed < 1u << w->futile)
+                return;
+        w->unarmed = 0;
+        w->floor = 1.0 + 0.5 * (w->floor - 1.0);
 }
 
 static double now_s(void)
@@ -312,8 +329,11 @@ static int judge(const struct lbomp__snap *s, struct lbomp__auto_hist *h, int c,
         lbomp__moves(s, dest, &mv);
         double byte_s = h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
         double horizon = h->horizon > 0 ? h->horizon : 10;
+        double won = mx - mx_new;
+        if (h->persist_known && won > h->persist_s)
+                won = h->persist_s > 0 ? h->persist_s : 0;
         h->choice = c;
-        h->gain_s = (mx - mx_new) * lbomp__auto_persist(h->decay, horizon);
+        h->gain_s = won * lbomp__auto_persist(h->decay, horizon);
         h->cost_s = (h->lb_cost_s > 0 ? h->lb_cost_s : lbomp__auto_lb_cost_guess(s->ntasks)) +
                     mv.cost * byte_s;
         h->pays = mv.tasks > 0 && h->gain_s > h->cost_s;

@@ -60,11 +60,16 @@ struct lbomp__auto_hist {
         double byte_s;      /* seconds per byte x normalised distance moved */
         const double *load; /* [nworkers] loads under the current mapping when the caller has
                                them (the LB step's plan does), else NULL: computed */
+        /* per step, the largest excess over the mean that stayed on one worker at every timed
+         * step of the window, beyond their noise (lbomp__window_persistent_excess), when known:
+         * a plan wins at most that per step */
+        bool persist_known;
+        double persist_s;
         /* out: what auto chose and why, for the LB step's record */
         int model_choice; /* candidate index the model chose */
         int choice;       /* the candidate whose plan was judged last (refine after a no) */
         bool pays;        /* its plan was kept */
-        double gain_s;    /* (max - max after the plan) x persisting steps */
+        double gain_s;    /* (max - max after the plan, at most persist_s) x persisting steps */
         double cost_s;    /* LB step + moves */
         float feat[LBOMP__AUTO_NFEAT];
         double model_s; /* time of features + model */
@@ -126,6 +131,8 @@ struct lbomp__auto_when {
         double decay;       /* of the last decision */
         double lb_cost_s;   /* measured cost of an LB step (EWMA), 0 until one ran */
         uint32_t ntasks;
+        uint32_t futile;         /* armed LB steps in a row that kept the mapping (at most 3) */
+        uint32_t unarmed;        /* windows ended unarmed since the floor last halved */
         double loss_s, excess_s; /* of the last step checked, for the report */
         /* lbomp__auto_persist(persist_decay, persist_horizon), kept between steps */
         double persist, persist_decay, persist_horizon;
@@ -142,6 +149,20 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s,
 /* After an LB step: its cost, the λ it left, the decay it saw. */
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,
                            double decay);
+
+/*
+ * After an armed LB step that kept the mapping (no plan paid: nothing persisted beyond the noise
+ * of its steps, or the moves cost more than they win): the floor is at least `step_lam`, the
+ * window's mean per-step λ, the level the when-rule's per-step λ is compared with, and each such
+ * LB step in a row doubles the windows before the floor halves again (lbomp__auto_when_unarmed),
+ * up to 8. Per-step λ that noise lifts (1.1-1.2 on the balanced 1 MiB memtask when the two cores
+ * share no cache) or a load that moves within every window (whose plans find nothing) would else
+ * arm an LB step every other window, each timing its tasks and planning for nothing.
+ */
+void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam);
+/* At a window's end that nothing armed: the floor halves towards 1 (an imbalance judged not worth
+ * lowering is looked at again), after 2^futile such windows. */
+void lbomp__auto_when_unarmed(struct lbomp__auto_when *w);
 
 /* drift from a window's per-worker loads of its early and late steps, `apart` steps apart:
  * Σ |late - early| / Σ late / apart. */

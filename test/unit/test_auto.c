@@ -212,6 +212,50 @@ static void test_when(void)
         ASSERT_DEQ(w.loss_s, 0.0);
 }
 
+/* Armed LB steps that found nothing worth a plan: the floor rises to the window's per-step λ,
+ * and each one in a row doubles the unarmed windows before the floor halves again (up to 8); an LB
+ * step that moved tasks brings back the halving at every unarmed window. */
+static void test_when_futile(void)
+{
+        struct lbomp__auto_when w;
+        lbomp__auto_when_init(&w);
+        w.ntasks = 64;
+        lbomp__auto_when_done(&w, 20e-6, 1.05, 0); /* kept the mapping: λ before was 1.05 */
+        lbomp__auto_when_futile(&w, 1.15);         /* its steps ran at 1.15 each */
+        ASSERT_DEQ(w.floor, 1.15);
+        ASSERT_EQ(w.futile, 1u);
+        /* per-step λ at that level does not arm it again */
+        for (int s = 0; s < 100; s++)
+                ASSERT(!lbomp__auto_when_step(&w, 1.15, 10e-6, 0.05, 80));
+        /* one futile LB step: the floor halves after two unarmed windows, not one */
+        lbomp__auto_when_unarmed(&w);
+        ASSERT_DEQ(w.floor, 1.15);
+        lbomp__auto_when_unarmed(&w);
+        ASSERT(fabs(w.floor - 1.075) < 1e-12);
+        /* a floor below the window's per-step λ is raised; one above it stays */
+        lbomp__auto_when_futile(&w, 1.10);
+        ASSERT(fabs(w.floor - 1.10) < 1e-12);
+        lbomp__auto_when_futile(&w, 1.02);
+        ASSERT(fabs(w.floor - 1.10) < 1e-12);
+        lbomp__auto_when_futile(&w, 1.02);
+        lbomp__auto_when_futile(&w, 1.02);
+        ASSERT_EQ(w.futile, 3u); /* at most 8 windows */
+        for (int k = 0; k < 7; k++) {
+                lbomp__auto_when_unarmed(&w);
+                ASSERT(fabs(w.floor - 1.10) < 1e-12);
+        }
+        lbomp__auto_when_unarmed(&w);
+        ASSERT(fabs(w.floor - 1.05) < 1e-12);
+        /* a hotspot above the floor still arms at its second step */
+        ASSERT(!lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
+        ASSERT(lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
+        /* an LB step that moved: back to halving at every unarmed window */
+        lbomp__auto_when_done(&w, 20e-6, 1.2, 0);
+        ASSERT_EQ(w.futile, 0u);
+        lbomp__auto_when_unarmed(&w);
+        ASSERT(fabs(w.floor - 1.1) < 1e-12);
+}
+
 /* The policy: on an imbalanced snapshot it moves tasks when that pays; when the LB step costs more
  * than the gain over the horizon, it keeps the mapping; a balanced one is kept. */
 static void test_policy(void)
@@ -246,6 +290,24 @@ static void test_policy(void)
         ASSERT_EQ(lbomp__policy_run_offline(p, &y.s, y.dest, &st), 0);
         ASSERT(!h.pays);
         ASSERT_EQ(synth_moves(&y, y.dest), 0);
+        /* with a cheap LB step but no excess that stayed on one worker beyond the noise of the
+         * timed steps (the window's persistence test): no gain, nothing moves */
+        h.lb_cost_s = 1e-4;
+        h.persist_known = true;
+        h.persist_s = -1e-4;
+        ASSERT_EQ(lbomp__policy_run_offline(p, &y.s, y.dest, &st), 0);
+        ASSERT(!h.pays);
+        ASSERT_DEQ(h.gain_s, 0.0);
+        ASSERT_EQ(synth_moves(&y, y.dest), 0);
+        /* an excess of 48 ms that persisted: the plan pays again, its gain counted at most that */
+        h.persist_s = 48e-3;
+        ASSERT_EQ(lbomp__policy_run_offline(p, &y.s, y.dest, &st), 0);
+        ASSERT(h.pays);
+        ASSERT(synth_moves(&y, y.dest) > 0);
+        /* 1 ms per step persisted: the gain is that over the persisting steps, 10 ms */
+        h.persist_s = 1e-3;
+        ASSERT_EQ(lbomp__policy_run_offline(p, &y.s, y.dest, &st), 0);
+        ASSERT(fabs(h.gain_s - 1e-3 * lbomp__auto_persist(h.decay, 10)) < 1e-12);
         synth_free(&y);
 }
 
@@ -257,6 +319,7 @@ int main(void)
         test_features();
         test_drift_persist();
         test_when();
+        test_when_futile();
         test_policy();
         printf("auto: ok\n");
         return 0;

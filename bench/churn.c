@@ -4,7 +4,8 @@
  * linked to two live tasks) before every step, --steps steps through lbomp_step() under the
  * configuration of the environment (default: none set). It prints the time of the first and the
  * last --block steps (the churn calls included, as a program would see them), their ratio, the
- * same for the LB steps (decision + apply), and how much the process grew between the end of the
+ * same for the LB steps (decision + apply; of those the bounded history still keeps, LBOMP_HISTORY:
+ * 0 when none of a block's is), and how much the process grew between the end of the
  * first block and the end: with slots recycled, all of them follow the live tasks, not the ids
  * ever handed out.
  * Usage: churn [--steps N] [--live N] [--replace N] [--block N] [--work-us U] [--threads T]
@@ -149,9 +150,12 @@ int main(int argc, char **argv)
         size_t nlb = lbomp_lb_count(lb), lb_last0 = nlb;
         double lbf = 0, lbl = 0;
         long nlbf = 0, nlbl = 0;
-        for (size_t i = 0; i < nlb; i++) {
+        /* Only those still kept (LBOMP_HISTORY, default 128): the first block's may be gone, and
+         * then its figure is 0, not what an uncopied record held. */
+        for (size_t i = lbomp_lb_first(lb); i < nlb; i++) {
                 lbomp_lb_stats_t st;
-                lbomp_lb_get(lb, i, &st, sizeof st);
+                if (lbomp_lb_get(lb, i, &st, sizeof st) < 0)
+                        continue;
                 if (i < lb_first) {
                         lbf += st.decision_s + st.apply_s;
                         nlbf++;

@@ -291,7 +291,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 /* the window's end: an LB step (auto: when armed) */
                 if (is_auto && !armed) {
                         nskip++;
-                        when.floor = 1.0 + 0.5 * (when.floor - 1.0);
+                        lbomp__auto_when_unarmed(&when);
                 } else if (strcmp(p->name, "none") != 0) {
                         struct lbomp__auto_hist h;
                         const struct lbomp__snap *s = snapshot(e, &h, lb_cost, nlb);
@@ -313,6 +313,9 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                 lbomp__loads(s, s->worker, e->load);
                                 double lam0 = lbomp__imbalance(e->load, e->P, &m2, &a2);
                                 lbomp__auto_when_done(&when, c, h.pays ? after : lam0, h.decay);
+                                if (!h.pays) /* the mapping kept */
+                                        lbomp__auto_when_futile(&when,
+                                                                e->lam_sum / (double)e->wsteps);
                         }
                 }
                 armed = false;
@@ -362,9 +365,11 @@ static int auto_data(struct ev *e, const uint32_t *first)
         while (e->step + (uint64_t)o->period <= (uint64_t)o->time_steps) {
                 /* a window under the current mapping */
                 bool armed = false;
+                double lam_sum = 0;
                 while (e->step < e->wfirst + (uint64_t)o->period) {
                         double lam, mx;
                         run_step(e, &lam, &mx, e->step + LBOMP__TIMED >= e->wfirst + o->period);
+                        lam_sum += lam;
                         armed |= lbomp__auto_when_step(
                                 &when, lam, mx, 0.05, lbomp__auto_horizon(e->step, (int)o->period));
                 }
@@ -432,8 +437,10 @@ static int auto_data(struct ev *e, const uint32_t *first)
                         lbomp__loads(s, cand_map + (size_t)best * e->T, e->load);
                         double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
                         lbomp__auto_when_done(&when, best ? cost[best] : 0, after, h.decay);
+                        if (!best) /* none was fastest: the mapping kept */
+                                lbomp__auto_when_futile(&when, lam_sum / (double)o->period);
                 } else {
-                        when.floor = 1.0 + 0.5 * (when.floor - 1.0);
+                        lbomp__auto_when_unarmed(&when);
                 }
                 window_restart(e);
         }

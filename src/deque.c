@@ -175,6 +175,16 @@ int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t lef
         return k < 1 && left >= team ? 1 : k;
 }
 
+int64_t lbomp__deque_batch_floor(int64_t k, double task_s, int64_t left, int64_t team)
+{
+        if (!(task_s > 0) || team < 1)
+                return k;
+        double want = LBOMP__BATCH_MIN_S / task_s;
+        int64_t share = left / team;
+        int64_t least = want < (double)share ? (int64_t)want : share;
+        return k < least ? least : k;
+}
+
 bool lbomp__deque_wanted(uint64_t ends, uint64_t last, uint64_t stolen, uint32_t n, uint64_t t0,
                          double ticks_per_s)
 {

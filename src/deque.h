@@ -81,6 +81,19 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
 #define LBOMP__BATCH_PARTS_BLIND 16
 int64_t lbomp__deque_batch(const double *pc, int64_t n, int64_t pos, int64_t left, int64_t team,
                            bool blind);
+/*
+ * Batch k (lbomp__deque_batch's), raised to hold at least LBOMP__BATCH_MIN_S of tasks that take
+ * task_s each (the owner's mean over its last step; 0: unknown, k stays), but never beyond a fair
+ * share of the `left` tasks over the team, so that thieves keep theirs. A pop costs a fence and,
+ * once thieves came, the line they wrote (0.1-0.3 µs when the two cores share no cache): with
+ * tasks of tens of ns the batches of a quarter of a share, shrinking to one task at the end, made
+ * some forty pops a step, and bench/churn (1,000 tasks of ≈ 50 ns, 2 threads) took 1.2-1.9 × the
+ * time of `none` under every balancing policy in that face; with this, 1.03-1.08 (bench/README,
+ * *Batches of tiny tasks*). Tasks of half a µs or more: k unchanged (with a µs, the light tasks
+ * of the 1 MiB memtask, ≈ 0.45 µs, were held back two at a time at the step's end).
+ */
+#define LBOMP__BATCH_MIN_S 0.5e-6
+int64_t lbomp__deque_batch_floor(int64_t k, double task_s, int64_t left, int64_t team);
 
 /*
  * Whether a step's end asks for stealing in the next steps: the team's n threads ended their work

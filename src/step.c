@@ -265,11 +265,13 @@ static bool may_enter(const struct lbomp *lb, uint32_t team)
                !lb->chunks && (int)team == lb->team_n && team == (uint32_t)lb->ws.n;
 }
 
-/* The owner's next batch from position pos on (deque.h, lbomp__deque_batch). */
+/* The owner's next batch from position pos on (deque.h, lbomp__deque_batch), at least half a µs of
+ * its tasks at their mean time in its last step (lbomp__deque_batch_floor). */
 static int64_t batch_len(const struct lbomp__worker *w, int64_t pos, int64_t left, int64_t team)
 {
-        return lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left, team,
-                                  w->blind);
+        int64_t k = lbomp__deque_batch(w->pcost_ok ? w->pcost : NULL, (int64_t)w->n, pos, left,
+                                       team, w->blind);
+        return lbomp__deque_batch_floor(k, w->n ? w->prev_span_s / (double)w->n : 0, left, team);
 }
 
 lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)

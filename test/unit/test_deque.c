@@ -7,6 +7,7 @@
  * steals like lbomp__deque_steal. The owner's batches (lbomp__deque_batch) hold a quarter of its
  * fair share of the predicted cost left. One thread, deterministic.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -268,11 +269,36 @@ static void front_mode(void)
         fprintf(stderr, "front mode: ok\n");
 }
 
+/* The floor of a batch (lbomp__deque_batch_floor): half a µs of tasks at their mean time, never
+ * more than a fair share of what is left; unknown times and long tasks leave the batch as it was.
+ */
+static void batch_floor(void)
+{
+        /* 50 ns tasks, 500 left on 2 workers: 10 tasks, not the 1 asked */
+        ASSERT_EQ(lbomp__deque_batch_floor(1, 50e-9, 500, 2), 10);
+        /* a batch already larger stays */
+        ASSERT_EQ(lbomp__deque_batch_floor(62, 50e-9, 500, 2), 62);
+        /* few left: at most a fair share (5 of 11 on 2 workers), then 0 of 1: the caller takes it
+         */
+        ASSERT_EQ(lbomp__deque_batch_floor(1, 50e-9, 11, 2), 5);
+        ASSERT_EQ(lbomp__deque_batch_floor(0, 50e-9, 1, 2), 0);
+        /* tasks of half a µs or more, or of unknown time: unchanged */
+        ASSERT_EQ(lbomp__deque_batch_floor(1, 0.5e-6, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_batch_floor(3, 20e-6, 500, 2), 3);
+        ASSERT_EQ(lbomp__deque_batch_floor(1, 0, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_batch_floor(1, NAN, 500, 2), 1);
+        /* 0.1 µs tasks: 5 */
+        ASSERT_EQ(lbomp__deque_batch_floor(1, 0.1e-6, 32, 2), 5);
+        /* one worker: its share is all that is left */
+        ASSERT_EQ(lbomp__deque_batch_floor(500, 50e-9, 500, 1), 500);
+}
+
 int main(void)
 {
         tail_mode();
         front_mode();
         batches();
+        batch_floor();
         test_wanted();
         return 0;
 }

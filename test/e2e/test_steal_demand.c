@@ -11,31 +11,37 @@
  *             window's, were all balanced (per-step λ ≤ 1.02: no process kept a thread from its
  *             tasks), armed in at most half of the steps (before, every step was armed); exit
  *             77 when no window was that quiet (2026-11-28, nothing else running: with 60
- *             steps all 36 runs of the three balanced modes skipped in one spell, windows of owned
- *             λ up to 1.02-1.04; with 120 steps 0, 6 and 29 of 30 in three spells, the host's
- *             time slicing putting steps at λ 1.5-1.7 in the last). Another process that delays a
- * thread (a `yes` pinned to one core beside it) arms stealing, rightly, without showing in the
- * owned λ: what the threads carried per step then is 1.03–1.15 (the thread on the free core ran the
- * other's tasks), where on a quiet machine it equals the owned λ (≤ 1.015): such windows, or those
- * after them, are not judged either, nor a run whose threads had less than 0.9 of their two cores
- * (the process's CPU time over twice the wall time: 0.99–1.00 here, 0.67–0.75 beside the `yes`,
- * which also delays the threads' arrivals and so arms stealing in balanced windows) churn     the
- * same, but before every step 2 tasks are removed and 2 added (a program that refines and coarsens
- * a little at every step): 4 changes of 64 tasks do not make the loads unknown, so the same bound
- * holds (before, every such gathering armed stealing: every step) loop      the same balanced work
- * as an LBOMP_FOR loop (64 indices) in the program's parallel region: a loop whose chunks stay is
- * judged like a task set, same bound (before, every run of a loop armed stealing) renew     8 of
- * the 64 tasks replaced before every step (16 changes, an eighth of the live tasks and more): every
- * step is armed hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing):
- * every step armed and every window steals, and what the threads carried per step stays below 1.2
- * in the last windows while their own loads say 1.5 or more — when the threads had their cores
- * (0.99 of two in our runs; beside a `yes` pinned to one core, 0.75, and the thread on the free
- * core rightly carried 1.24–1.34 × the mean in CPU time) front     hot over 120 steps: `none` gives
- * no costs, so after 8 windows without them, their steps imbalanced (per-step λ 1.6), the thieves
- * take from the front of their victim (deque.h): no front step in the first 8 windows, every armed
- * step a front one from the ninth on, the run's totals add them up, and what the threads carried
- * stays below 1.2 there too Judged on the recorded windows, not on speed. Usage: test_steal_demand
- * MODE
+ *             steps all 36 runs of the three balanced modes skipped in one spell, windows of
+ *             owned λ up to 1.02-1.04; with 120 steps 0, 6 and 29 of 30 in three spells, the
+ *             host's time slicing putting steps at λ 1.5-1.7 in the last). Another process that
+ *             delays a thread (a `yes` pinned to one core beside it) arms stealing, rightly,
+ *             without showing in the owned λ: what the threads carried per step then is 1.03–1.15
+ *             (the thread on the free core ran the other's tasks), where on a quiet machine it
+ *             equals the owned λ (≤ 1.015): such windows, or those after them, are not judged
+ *             either, nor a run whose threads had less than 0.9 of their two cores (the
+ *             process's CPU time over twice the wall time: 0.99–1.00 here, 0.67–0.75 beside the
+ *             `yes`, which also delays the threads' arrivals and so arms stealing in balanced
+ *             windows)
+ *   churn     the same, but before every step 2 tasks are removed and 2 added (a program that
+ *             refines and coarsens a little at every step): 4 changes of 64 tasks do not make
+ *             the loads unknown, so the same bound holds (before, every such gathering armed
+ *             stealing: every step)
+ *   loop      the same balanced work as an LBOMP_FOR loop (64 indices) in the program's parallel
+ *             region: a loop whose chunks stay is judged like a task set, same bound (before,
+ *             every run of a loop armed stealing)
+ *   renew     8 of the 64 tasks replaced before every step (16 changes, an eighth of the live
+ *             tasks and more): every step is armed
+ *   hot       the first worker's tasks cost 4× the others' (λ 1.6 without stealing): every step
+ *             armed and every window steals, and what the threads carried per step stays below
+ *             1.2 in the last windows while their own loads say 1.5 or more — when the threads
+ *             had their cores (0.99 of two in our runs; beside a `yes` pinned to one core, 0.75,
+ *             and the thread on the free core rightly carried 1.24–1.34 × the mean in CPU time)
+ *   front     hot over 120 steps: `none` gives no costs, so after 8 windows without them,
+ *             their steps imbalanced (per-step λ 1.6), the thieves take from the front of their
+ *             victim (deque.h): no front step in the first 8 windows, every armed step a
+ *             front one from the ninth on, the run's totals add them up, and what the threads
+ *             carried stays below 1.2 there too
+ * Judged on the recorded windows, not on speed. Usage: test_steal_demand MODE
  */
 #include <omp.h>
 #include <stdbool.h>

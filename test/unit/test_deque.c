@@ -278,8 +278,7 @@ static void batch_floor(void)
         ASSERT_EQ(lbomp__deque_batch_floor(1, 50e-9, 500, 2), 10);
         /* a batch already larger stays */
         ASSERT_EQ(lbomp__deque_batch_floor(62, 50e-9, 500, 2), 62);
-        /* few left: at most a fair share (5 of 11 on 2 workers), then 0 of 1: the caller takes it
-         */
+        /* few left: a fair share at most (5 of 11 on 2 workers); 0 of 1: the caller takes it */
         ASSERT_EQ(lbomp__deque_batch_floor(1, 50e-9, 11, 2), 5);
         ASSERT_EQ(lbomp__deque_batch_floor(0, 50e-9, 1, 2), 0);
         /* tasks of half a µs or more, or of unknown time: unchanged */

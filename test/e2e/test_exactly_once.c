@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         double served = test_served(t0, t1, 2); /* over the callback form's steps */
         printf("%s: λ first window %.3f, last %.3f; the threads had %.2f of two cores\n", policy,
                first.imbalance, last.imbalance, served);
-        if (strcmp(policy, "none") != 0 && served >= 0.9) {
+        if (strcmp(policy, "none") != 0 && served >= TEST_SERVED_MIN) {
                 ASSERT_DGE(first.imbalance, 1.3);
                 ASSERT_DLE(last.imbalance, 0.85 * first.imbalance);
                 /* over the run's LB steps, not the first alone: a timed step that another

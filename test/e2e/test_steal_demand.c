@@ -147,7 +147,7 @@ int main(int argc, char **argv)
                         ASSERT_GT(w.stolen, 0);
                         if (i >= 2) {
                                 ASSERT_DGE(w.imbalance_step_mean, 1.5);
-                                if (served >= 0.9)
+                                if (served >= TEST_SERVED_MIN)
                                         ASSERT_DLE(w.imbalance_run_step_mean, 1.2);
                         }
                 } else if (!every && i >= 1 && w.imbalance_step_max <= 1.02 && prev_max <= 1.02 &&
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
                 prev_max = w.imbalance_step_max;
                 prev_run = w.imbalance_run_step_mean;
         }
-        if (!every && (!judged || served < 0.9)) {
+        if (!every && (!judged || served < TEST_SERVED_MIN)) {
                 printf("steal_demand %s: skipped, %s (a loaded machine)\n", mode,
                        judged ? "the threads did not have their cores"
                               : "no window after the first was balanced step by step");

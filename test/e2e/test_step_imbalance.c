@@ -78,13 +78,13 @@ int main(int argc, char **argv)
                 } else {
                         /* Summed, it looks balanced (other processes slowing one worker's hot
                          * steps can tilt a window: most windows, and each well below). */
-                        if (served >= 0.9)
+                        if (served >= TEST_SERVED_MIN)
                                 ASSERT_DLE(w.imbalance, w.imbalance_step_mean - 0.3);
                         balanced += w.imbalance <= 1.15;
                         ASSERT_EQ(w.stolen, 0);
                 }
         }
-        if (strcmp(steal, "off") == 0 && served >= 0.9)
+        if (strcmp(steal, "off") == 0 && served >= TEST_SERVED_MIN)
                 ASSERT_LE(2 * nw, 2 * balanced + nw); /* at least half the windows */
         int high = 0;
         for (uint64_t s = 0; s < (uint64_t)STEPS; s++) {

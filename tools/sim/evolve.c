@@ -365,16 +365,16 @@ static int auto_data(struct ev *e, const uint32_t *first)
         while (e->step + (uint64_t)o->period <= (uint64_t)o->time_steps) {
                 /* a window under the current mapping */
                 bool armed = false;
-                double lam_sum = 0;
                 while (e->step < e->wfirst + (uint64_t)o->period) {
                         double lam, mx;
                         run_step(e, &lam, &mx, e->step + LBOMP__TIMED >= e->wfirst + o->period);
-                        lam_sum += lam;
                         armed |= lbomp__auto_when_step(
                                 &when, lam, mx, 0.05, lbomp__auto_horizon(e->step, (int)o->period));
                 }
                 if (e->step + (uint64_t)o->period > (uint64_t)o->time_steps)
                         break;
+                /* the window's mean per-step λ, before the candidates' windows run on */
+                double step_lam = e->lam_sum / (double)e->wsteps;
                 struct lbomp__auto_hist h;
                 const struct lbomp__snap *s = snapshot(e, &h, lb_cost, nlb);
                 float f[LBOMP__AUTO_NFEAT];
@@ -438,7 +438,7 @@ static int auto_data(struct ev *e, const uint32_t *first)
                         double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
                         lbomp__auto_when_done(&when, best ? cost[best] : 0, after, h.decay);
                         if (!best) /* none was fastest: the mapping kept */
-                                lbomp__auto_when_futile(&when, lam_sum / (double)o->period);
+                                lbomp__auto_when_futile(&when, step_lam);
                 } else {
                         lbomp__auto_when_unarmed(&when);
                 }

@@ -268,7 +268,8 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                 f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
         l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
         lbomp__auto_when_done(&l->when, l->lb_cost_s,
-                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay);
+                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay,
+                              kept);
         if (!kept)
                 lbomp__auto_when_futile(&l->when, l->step_lam);
 }

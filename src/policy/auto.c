@@ -280,15 +280,16 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s,
 }
 
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,
-                           double decay)
+                           double decay, bool moved)
 {
         if (cost_s > 0)
                 w->lb_cost_s = w->lb_cost_s > 0 ? 0.5 * (w->lb_cost_s + cost_s) : cost_s;
         w->floor = lambda_after > 1.0 ? lambda_after : 1.0;
         w->decay = clamp(decay, 0, 1);
         w->prev_excess = 0;
-        w->futile = 0;
         w->unarmed = 0;
+        if (moved)
+                w->futile = 0;
 }
 
 void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam)

@@ -146,13 +146,15 @@ void lbomp__auto_when_init(struct lbomp__auto_when *w);
  */
 bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s, double tol,
                            double horizon);
-/* After an LB step: its cost, the λ it left, the decay it saw. */
+/* After an LB step: its cost, the λ it left, the decay it saw, whether it moved tasks (a move
+ * ends a run of LB steps that kept the mapping: lbomp__auto_when_futile). */
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,
-                           double decay);
+                           double decay, bool moved);
 
 /*
  * After an armed LB step that kept the mapping (no plan paid: nothing persisted beyond the noise
- * of its steps, or the moves cost more than they win): the floor is at least `step_lam`, the
+ * of its steps, or the moves cost more than they win), called after lbomp__auto_when_done with
+ * moved false: the floor is at least `step_lam`, the
  * window's mean per-step λ, the level the when-rule's per-step λ is compared with, and each such
  * LB step in a row doubles the windows before the floor halves again (lbomp__auto_when_unarmed),
  * up to 8. Per-step λ that noise lifts (1.1-1.2 on the balanced 1 MiB memtask when the two cores

@@ -175,7 +175,7 @@ static void test_when(void)
         ASSERT(fabs(lbomp__auto_lb_cost_guess(1000) - 105e-6) < 1e-12);
         ASSERT(w.loss_s > lbomp__auto_lb_cost_guess(1000));
         /* after an LB step that left λ 1.02 (cost 100 us), the balanced steps do not arm it */
-        lbomp__auto_when_done(&w, 100e-6, 1.02, 0);
+        lbomp__auto_when_done(&w, 100e-6, 1.02, 0, true);
         for (int s = 0; s < 100; s++)
                 ASSERT(!lbomp__auto_when_step(&w, 1.03, 1e-3, 0.05, 10));
         /* an imbalance too small to pay: λ 1.1 over the floor 1.02 of 10 us steps loses under
@@ -186,24 +186,24 @@ static void test_when(void)
         ASSERT(!lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10)); /* its first step */
         ASSERT(lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10));
         /* loads that move fast: the gain does not persist, an LB step does not pay */
-        lbomp__auto_when_done(&w, 100e-6, 1.0, 0.99);
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0.99, true);
         for (int s = 0; s < 100; s++)
                 ASSERT(!lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10));
         /* an imbalance judged not worth lowering (floor 1.5) arms only above it */
-        lbomp__auto_when_done(&w, 100e-6, 1.5, 0);
+        lbomp__auto_when_done(&w, 100e-6, 1.5, 0, false);
         for (int s = 0; s < 10; s++)
                 ASSERT(!lbomp__auto_when_step(&w, 1.5, 1e-3, 0.05, 10));
         ASSERT(!lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
         ASSERT(lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
         /* the loss is the excess times the persistence, kept between steps: it follows a new
          * horizon and a new decay */
-        lbomp__auto_when_done(&w, 100e-6, 1.0, 0);
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, true);
         ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
         ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
         ASSERT(fabs(w.loss_s - 0.5e-3 * 10) < 1e-12);
         ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
         ASSERT(fabs(w.loss_s - 0.5e-3 * 20) < 1e-12);
-        lbomp__auto_when_done(&w, 100e-6, 1.0, 0.5);
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0.5, true);
         ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
         ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
         ASSERT(fabs(w.loss_s - 0.5e-3 * lbomp__auto_persist(0.5, 20)) < 1e-12);
@@ -220,8 +220,8 @@ static void test_when_futile(void)
         struct lbomp__auto_when w;
         lbomp__auto_when_init(&w);
         w.ntasks = 64;
-        lbomp__auto_when_done(&w, 20e-6, 1.05, 0); /* kept the mapping: λ before was 1.05 */
-        lbomp__auto_when_futile(&w, 1.15);         /* its steps ran at 1.15 each */
+        lbomp__auto_when_done(&w, 20e-6, 1.05, 0, false); /* kept the mapping: λ before 1.05 */
+        lbomp__auto_when_futile(&w, 1.15);                /* its steps ran at 1.15 each */
         ASSERT_DEQ(w.floor, 1.15);
         ASSERT_EQ(w.futile, 1u);
         /* per-step λ at that level does not arm it again */
@@ -249,8 +249,16 @@ static void test_when_futile(void)
         /* a hotspot above the floor still arms at its second step */
         ASSERT(!lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
         ASSERT(lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
+        /* as the runtime calls them, LB step after LB step that kept the mapping: the run grows
+         * (an LB step's done must not end it) */
+        lbomp__auto_when_init(&w);
+        for (uint32_t k = 1; k <= 4; k++) {
+                lbomp__auto_when_done(&w, 20e-6, 1.05, 0, false);
+                lbomp__auto_when_futile(&w, 1.15);
+                ASSERT_EQ(w.futile, k < 3 ? k : 3u);
+        }
         /* an LB step that moved: back to halving at every unarmed window */
-        lbomp__auto_when_done(&w, 20e-6, 1.2, 0);
+        lbomp__auto_when_done(&w, 20e-6, 1.2, 0, true);
         ASSERT_EQ(w.futile, 0u);
         lbomp__auto_when_unarmed(&w);
         ASSERT(fabs(w.floor - 1.1) < 1e-12);

@@ -66,6 +66,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         free(l->slot_cost);
         free(l->snap_ids);
         free(l->auto_w);
+        lbomp__auto_when_free(&l->when);
         if (lbomp__trace_close(l->trace) < 0)
                 lbomp__log("lbomp: LBOMP_TRACE: closing the trace failed; its last record may be "
                            "incomplete");
@@ -609,6 +610,11 @@ void lbomp__lb_begin(struct lbomp *lb)
         if (!full && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
                 record_only(lb, lam, mx, avg);
                 quiet_after(lb, false);
+                /* auto armed it for nothing: as an LB step that kept the mapping */
+                if (pol == &lbomp__policy_auto) {
+                        lbomp__auto_when_done(&l->when, 0, lam, l->when.decay, false);
+                        lbomp__auto_when_futile(&l->when, l->step_lam);
+                }
                 return;
         }
         /* Moves that pay, in time: the most a plan can win per step is the excess of the largest

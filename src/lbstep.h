@@ -83,6 +83,7 @@ struct lbomp__lbs {
         int rc;             /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc;         /* what the decentralized run returned */
         bool said_no_time;
+        bool said_when_nomem; /* auto: no room for the when-rule's loads, said once */
         /* LBOMP_POLICY=auto (policy/auto.h): the when-rule checked at every time step, the LB
          * step it armed (the window then ends LBOMP__TIMED time steps later, its tasks timed),
          * what the policy is handed, and the measured per-byte cost of the data moves. */

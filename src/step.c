@@ -144,11 +144,20 @@ static void auto_when(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
         lbomp__window_fold(&lb->win, &lb->ws, &lb->clock);
-        const struct lbomp__steprec *sr =
-                lbomp__window_steprec(&lb->win, lbomp__window_nsteps(&lb->win) - 1);
         l->when.ntasks = lb->tasks.nalive;
-        if (l->armed ||
-            !lbomp__auto_when_step(&l->when, sr->lambda, sr->max_s, lb->cfg.params.tolerance,
+        if (l->armed)
+                return;
+        double *load = lbomp__auto_when_loads(&l->when, (uint32_t)lb->ws.n);
+        if (!load) {
+                if (!l->said_when_nomem)
+                        lbomp__log("lbomp: auto: no memory for the workers' step loads: no LB "
+                                   "step is armed before LBOMP_PERIOD's");
+                l->said_when_nomem = true;
+                return;
+        }
+        for (int i = 0; i < lb->ws.n; i++)
+                load[i] = lb->ws.w[i].step_owned_s;
+        if (!lbomp__auto_when_step(&l->when, lb->cfg.params.tolerance,
                                    lbomp__auto_horizon(lb->steps, lb->cfg.period)))
                 return;
         l->armed = true;

@@ -260,6 +260,7 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                         if (given)
                                 atomic_store_explicit(&r->given, 0, memory_order_relaxed);
                         double owned = r->own_s + (double)given / tps;
+                        w->step_owned_s = owned;
                         osum += owned;
                         rsum += r->run_s;
                         omax = owned > omax ? owned : omax;

@@ -95,6 +95,7 @@ struct lbomp__worker {
         uint32_t nlog;
         /* this window (folded in from the ring by serial parts) */
         double win_owned_s, win_run_s; /* sums over the window's clean steps */
+        double step_owned_s;           /* its owned load in the last step folded in */
         uint64_t win_stolen;
         double win_busy_timed_s;  /* time in tasks (own and stolen) over the timed steps */
         double win_owned_timed_s; /* owned load over the timed steps: what its costs add up to */

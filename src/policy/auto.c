@@ -255,26 +255,108 @@ void lbomp__auto_when_init(struct lbomp__auto_when *w)
         w->persist_horizon = -1; /* not computed yet */
 }
 
-bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s, double tol,
-                           double horizon)
+void lbomp__auto_when_free(struct lbomp__auto_when *w)
 {
-        double excess = 0;
-        if (lam > w->floor * (1.0 + tol) && max_s > 0)
-                excess = max_s * (1.0 - w->floor / lam);
-        double e = excess < w->prev_excess ? excess : w->prev_excess;
-        w->prev_excess = excess;
-        w->excess_s = e;
-        w->loss_s = 0;
-        if (e > 0) {
-                /* the persistence only changes with the decay (an LB step) and the horizon (the
-                 * run's first 8 periods): computed again only then, not at every step */
-                if (w->persist_decay != w->decay || w->persist_horizon != horizon) {
-                        w->persist_decay = w->decay;
-                        w->persist_horizon = horizon;
-                        w->persist = lbomp__auto_persist(w->decay, horizon);
-                }
-                w->loss_s = e * w->persist;
+        free(w->load);
+        free(w->rel);
+        w->load = NULL;
+        w->rel = NULL;
+        w->cap = w->nw = 0;
+}
+
+double *lbomp__auto_when_loads(struct lbomp__auto_when *w, uint32_t n)
+{
+        if (n > w->cap) {
+                double *load = realloc(w->load, (size_t)n * sizeof *load);
+                if (load)
+                        w->load = load;
+                float *rel = realloc(w->rel, (size_t)n * LBOMP__AUTO_STREAK * sizeof *rel);
+                if (rel)
+                        w->rel = rel;
+                if (!load || !rel)
+                        return NULL;
+                w->cap = n;
         }
+        if (n != w->nw) {
+                w->nw = n;
+                w->seen = 0;
+        }
+        return w->load;
+}
+
+/* The largest excess over the mean, relative to it, that one worker kept in each of the last
+ * LBOMP__AUTO_STREAK steps: its least, and no more than its mean less t99 of its standard error
+ * (as lbomp__window_persistent_excess). */
+static double when_persistent(const struct lbomp__auto_when *w)
+{
+        /* one-sided 99 % points of Student's t with n - 1 degrees of freedom, n = 2..8 */
+        static const double t99s[9] = {0, 0, 31.82, 6.96, 4.54, 3.75, 3.36, 3.14, 3.00};
+        _Static_assert(LBOMP__AUTO_STREAK >= 2 && LBOMP__AUTO_STREAK <= 8, "t99 of 2..8 steps");
+        const double t99 = t99s[LBOMP__AUTO_STREAK];
+        double best = -INFINITY;
+        for (uint32_t i = 0; i < w->nw; i++) {
+                const float *r = w->rel + (size_t)i * LBOMP__AUTO_STREAK;
+                double least = INFINITY, sum = 0, sq = 0;
+                for (int k = 0; k < LBOMP__AUTO_STREAK; k++) {
+                        least = r[k] < least ? r[k] : least;
+                        sum += r[k];
+                        sq += (double)r[k] * r[k];
+                }
+                if (!(least > 0) || least <= best)
+                        continue;
+                double m = sum / LBOMP__AUTO_STREAK;
+                double var = (sq - LBOMP__AUTO_STREAK * m * m) / (LBOMP__AUTO_STREAK - 1);
+                double bound = m - t99 * sqrt(var > 0 ? var / LBOMP__AUTO_STREAK : 0);
+                least = bound < least ? bound : least;
+                best = least > best ? least : best;
+        }
+        return best;
+}
+
+bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizon)
+{
+        w->excess_s = w->loss_s = 0;
+        if (!w->nw)
+                return false;
+        double sum = 0, mx = 0;
+        for (uint32_t i = 0; i < w->nw; i++) {
+                sum += w->load[i];
+                mx = w->load[i] > mx ? w->load[i] : mx;
+        }
+        double mean = sum / w->nw;
+        size_t slot = w->seen % LBOMP__AUTO_STREAK;
+        for (uint32_t i = 0; i < w->nw; i++)
+                w->rel[(size_t)i * LBOMP__AUTO_STREAK + slot] =
+                        mean > 0 ? (float)(w->load[i] / mean - 1.0) : 0.0f;
+        w->seen++;
+        if (!(mean > 0)) {
+                w->prev_excess = 0;
+                return false;
+        }
+        /* whichever worker is on top: the lower of this step's excess and the last one's */
+        double lam = mx / mean, any = 0;
+        if (lam > w->floor * (1.0 + tol))
+                any = mean * (lam - w->floor);
+        double e = any < w->prev_excess ? any : w->prev_excess;
+        w->prev_excess = any;
+        if (w->futile)
+                e = 0; /* it armed LB steps that found nothing to plan: persistence alone */
+        if (w->seen >= LBOMP__AUTO_STREAK) {
+                double lp = 1.0 + when_persistent(w);
+                if (lp > w->floor * (1.0 + tol) && mean * (lp - w->floor) > e)
+                        e = mean * (lp - w->floor);
+        }
+        if (!(e > 0))
+                return false;
+        w->excess_s = e;
+        /* the persistence only changes with the decay (an LB step) and the horizon (the run's
+         * first 8 periods): computed again only then, not at every step */
+        if (w->persist_decay != w->decay || w->persist_horizon != horizon) {
+                w->persist_decay = w->decay;
+                w->persist_horizon = horizon;
+                w->persist = lbomp__auto_persist(w->decay, horizon);
+        }
+        w->loss_s = e * w->persist;
         double cost = w->lb_cost_s > 0 ? w->lb_cost_s : lbomp__auto_lb_cost_guess(w->ntasks);
         return w->loss_s > cost;
 }
@@ -286,6 +368,7 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
                 w->lb_cost_s = w->lb_cost_s > 0 ? 0.5 * (w->lb_cost_s + cost_s) : cost_s;
         w->floor = lambda_after > 1.0 ? lambda_after : 1.0;
         w->decay = clamp(decay, 0, 1);
+        w->seen = 0; /* the loads before it say nothing of the mapping it left */
         w->prev_excess = 0;
         w->unarmed = 0;
         if (moved)

@@ -124,6 +124,9 @@ static inline double lbomp__auto_horizon(uint64_t steps, int period)
         return s < p ? p : s > 8 * p ? 8 * p : s;
 }
 
+/* Steps in a row in which a worker's load must have stayed above the mean for the when-rule. */
+#define LBOMP__AUTO_STREAK 4
+
 /* The when-rule, once per time step. */
 struct lbomp__auto_when {
         double prev_excess; /* the last step's time lost to imbalance, seconds */
@@ -136,16 +139,34 @@ struct lbomp__auto_when {
         double loss_s, excess_s; /* of the last step checked, for the report */
         /* lbomp__auto_persist(persist_decay, persist_horizon), kept between steps */
         double persist, persist_decay, persist_horizon;
+        /* the workers' loads of the step being checked (lbomp__auto_when_loads), and each one's
+         * load / mean - 1 in the last LBOMP__AUTO_STREAK steps, [nw][LBOMP__AUTO_STREAK] */
+        double *load;
+        float *rel;
+        uint32_t nw, cap;
+        uint64_t seen; /* steps recorded in rel since nw changed or an LB step ran */
 };
 void lbomp__auto_when_init(struct lbomp__auto_when *w);
+void lbomp__auto_when_free(struct lbomp__auto_when *w);
+/* Room for the loads of the step lbomp__auto_when_step() checks next, one per worker (seconds);
+ * NULL when out of memory. A new worker count starts the history over. */
+double *lbomp__auto_when_loads(struct lbomp__auto_when *w, uint32_t n);
 /*
- * One step of λ `lam` with maximum worker load `max_s`: arms an LB step (returns true) when the
- * loss predicted over the next `horizon` steps, the lower of this step's and the last step's
- * excess (max_s (1 - floor / lam), 0 within `tol` of the floor) times lbomp__auto_persist(),
- * exceeds the LB step's cost. A single noisy step does not arm it.
+ * One step, whose loads are in lbomp__auto_when_loads(): arms an LB step (returns true) when the
+ * loss predicted over the next `horizon` steps, an excess beyond the floor times
+ * lbomp__auto_persist(), exceeds the LB step's cost. The excess is the larger of two:
+ * - whichever worker is on top, the lower of this step's and the last step's excess
+ *   (mean (λ - floor), 0 within `tol` of the floor) — not after an armed LB step that found
+ *   nothing to plan (futile > 0), until one moves tasks again;
+ * - the excess that persisted on one worker: of the workers above the mean in each of the last
+ *   LBOMP__AUTO_STREAK steps, the largest least load / mean - 1 (no more than its mean less t99
+ *   of its standard error), as λ against the floor.
+ * A single noisy step does not arm it; once an LB step found nothing to plan, neither does noise
+ * that puts another worker on top at each step, nor a hotspot that moves on before it persisted
+ * (the plans' gain counts only the excess that persisted over the timed steps,
+ * lbomp__window_persistent_excess, so no plan could follow either).
  */
-bool lbomp__auto_when_step(struct lbomp__auto_when *w, double lam, double max_s, double tol,
-                           double horizon);
+bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizon);
 /* After an LB step: its cost, the λ it left, the decay it saw, whether it moved tasks (a move
  * ends a run of LB steps that kept the mapping: lbomp__auto_when_futile). */
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,

@@ -156,6 +156,17 @@ static void test_drift_persist(void)
         ASSERT(fabs(lbomp__auto_persist(0.5, 3) - (0.5 + 0.25 + 0.125)) < 1e-12);
 }
 
+/* One step of two workers for the when-rule: worker `top` carries `mx` seconds, the other as much
+ * less as makes the step's λ `lam`. */
+static bool when2(struct lbomp__auto_when *w, int top, double lam, double mx, double tol, double H)
+{
+        double *load = lbomp__auto_when_loads(w, 2);
+        ASSERT(load != NULL);
+        load[top] = mx;
+        load[1 - top] = 2.0 * mx / lam - mx;
+        return lbomp__auto_when_step(w, tol, H);
+}
+
 /* The when-rule on step sequences: max load 1 ms, LB step cost guessed for 1,000 tasks (105 us). */
 static void test_when(void)
 {
@@ -164,52 +175,102 @@ static void test_when(void)
         w.ntasks = 1000;
         /* balanced, within the tolerance, for 1,000 steps: never */
         for (int s = 0; s < 1000; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.0 + 0.04 * ((s * 7) % 5) / 4.0, 1e-3, 0.05,
-                                              10));
+                ASSERT(!when2(&w, 0, 1.0 + 0.04 * ((s * 7) % 5) / 4.0, 1e-3, 0.05, 10));
         /* one noisy step (λ 3): not armed; the next is balanced */
-        ASSERT(!lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
-        ASSERT(!lbomp__auto_when_step(&w, 1.0, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 0, 3.0, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 0, 1.0, 1e-3, 0.05, 10));
         /* a hotspot appears at step S: armed at S + 1 */
-        ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
-        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 10));
         ASSERT(fabs(lbomp__auto_lb_cost_guess(1000) - 105e-6) < 1e-12);
         ASSERT(w.loss_s > lbomp__auto_lb_cost_guess(1000));
         /* after an LB step that left λ 1.02 (cost 100 us), the balanced steps do not arm it */
         lbomp__auto_when_done(&w, 100e-6, 1.02, 0, true);
         for (int s = 0; s < 100; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.03, 1e-3, 0.05, 10));
+                ASSERT(!when2(&w, 0, 1.03, 1e-3, 0.05, 10));
         /* an imbalance too small to pay: λ 1.1 over the floor 1.02 of 10 us steps loses under
          * 1 us per step, under 10 us over 10 steps, against the 100 us the LB step costs */
         for (int s = 0; s < 100; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.1, 10e-6, 0.05, 10));
-        /* the same imbalance of 1 ms steps pays */
-        ASSERT(!lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10)); /* its first step */
-        ASSERT(lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10));
+                ASSERT(!when2(&w, 0, 1.1, 10e-6, 0.05, 10));
+        /* the same imbalance of 1 ms steps pays, at its first step: on the same worker all along,
+         * it persisted */
+        ASSERT(when2(&w, 0, 1.1, 1e-3, 0.05, 10));
         /* loads that move fast: the gain does not persist, an LB step does not pay */
         lbomp__auto_when_done(&w, 100e-6, 1.0, 0.99, true);
         for (int s = 0; s < 100; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.1, 1e-3, 0.05, 10));
+                ASSERT(!when2(&w, 0, 1.1, 1e-3, 0.05, 10));
         /* an imbalance judged not worth lowering (floor 1.5) arms only above it */
         lbomp__auto_when_done(&w, 100e-6, 1.5, 0, false);
         for (int s = 0; s < 10; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.5, 1e-3, 0.05, 10));
-        ASSERT(!lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
-        ASSERT(lbomp__auto_when_step(&w, 3.0, 1e-3, 0.05, 10));
+                ASSERT(!when2(&w, 0, 1.5, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 0, 3.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 0, 3.0, 1e-3, 0.05, 10));
         /* the loss is the excess times the persistence, kept between steps: it follows a new
          * horizon and a new decay */
         lbomp__auto_when_done(&w, 100e-6, 1.0, 0, true);
-        ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
-        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 10));
         ASSERT(fabs(w.loss_s - 0.5e-3 * 10) < 1e-12);
-        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 20));
         ASSERT(fabs(w.loss_s - 0.5e-3 * 20) < 1e-12);
         lbomp__auto_when_done(&w, 100e-6, 1.0, 0.5, true);
-        ASSERT(!lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
-        ASSERT(lbomp__auto_when_step(&w, 2.0, 1e-3, 0.05, 20));
+        ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 20));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 20));
         ASSERT(fabs(w.loss_s - 0.5e-3 * lbomp__auto_persist(0.5, 20)) < 1e-12);
         /* balanced: no loss */
-        ASSERT(!lbomp__auto_when_step(&w, 1.0, 1e-3, 0.05, 20));
+        ASSERT(!when2(&w, 0, 1.0, 1e-3, 0.05, 20));
         ASSERT_DEQ(w.loss_s, 0.0);
+        lbomp__auto_when_free(&w);
+}
+
+/* Once an armed LB step found nothing to plan (futile), only an excess that persisted on one
+ * worker arms the when-rule: noise that puts another worker on top at each step never does,
+ * however high; a hotspot does at the LBOMP__AUTO_STREAK-th step it persisted, and so does a
+ * broad one whose top changes among its workers at every step. */
+static void test_when_persist(void)
+{
+        struct lbomp__auto_when w;
+        lbomp__auto_when_init(&w);
+        w.ntasks = 1000;
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, false);
+        lbomp__auto_when_futile(&w, 1.0);
+        ASSERT_EQ(w.futile, 1u);
+        for (int s = 0; s < 100; s++)
+                ASSERT(!when2(&w, s & 1, 3.0, 1e-3, 0.05, 10));
+        /* nor the same worker on top at 4 steps by amounts the noise explains (its least
+         * 0.05 of the mean: 0.3, 0.05, 0.25, 0.1 above it) */
+        ASSERT(!when2(&w, 1, 1.3, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 1, 1.05, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 1, 1.25, 1e-3, 0.05, 10));
+        ASSERT(!when2(&w, 1, 1.1, 1e-3, 0.05, 10));
+        ASSERT_DEQ(w.excess_s, 0.0);
+        /* a hotspot: armed at the fourth step it persisted, its excess that of one step */
+        for (int s = 0; s < LBOMP__AUTO_STREAK - 1; s++)
+                ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        ASSERT(fabs(w.excess_s - 0.5e-3) < 1e-12);
+        /* the persistence resets at an LB step: its loads were of the mapping before */
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, false);
+        for (int s = 0; s < LBOMP__AUTO_STREAK - 1; s++)
+                ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        /* a broad hotspot over 8 of 32 workers, the top among them changing at every step: each
+         * of the 8 stays above the mean, which arms it */
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, false);
+        for (int s = 0; s < LBOMP__AUTO_STREAK; s++) {
+                double *load = lbomp__auto_when_loads(&w, 32);
+                ASSERT(load != NULL);
+                for (int i = 0; i < 32; i++)
+                        load[i] = i < 8 ? (i == s % 8 ? 3e-3 : 2e-3) : 1e-3;
+                ASSERT(lbomp__auto_when_step(&w, 0.05, 10) == (s == LBOMP__AUTO_STREAK - 1));
+        }
+        /* a new worker count starts the persistence over */
+        ASSERT(!when2(&w, 0, 2.0, 1e-3, 0.05, 10));
+        /* a move ends the futile run: whichever worker is on top counts again */
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, true);
+        ASSERT(!when2(&w, 0, 3.0, 1e-3, 0.05, 10));
+        ASSERT(when2(&w, 1, 3.0, 1e-3, 0.05, 10));
+        lbomp__auto_when_free(&w);
 }
 
 /* Armed LB steps that found nothing worth a plan: the floor rises to the window's per-step λ,
@@ -226,7 +287,7 @@ static void test_when_futile(void)
         ASSERT_EQ(w.futile, 1u);
         /* per-step λ at that level does not arm it again */
         for (int s = 0; s < 100; s++)
-                ASSERT(!lbomp__auto_when_step(&w, 1.15, 10e-6, 0.05, 80));
+                ASSERT(!when2(&w, 0, 1.15, 10e-6, 0.05, 80));
         /* one futile LB step: the floor halves after two unarmed windows, not one */
         lbomp__auto_when_unarmed(&w);
         ASSERT_DEQ(w.floor, 1.15);
@@ -246,9 +307,10 @@ static void test_when_futile(void)
         }
         lbomp__auto_when_unarmed(&w);
         ASSERT(fabs(w.floor - 1.05) < 1e-12);
-        /* a hotspot above the floor still arms at its second step */
-        ASSERT(!lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
-        ASSERT(lbomp__auto_when_step(&w, 1.6, 1e-3, 0.05, 80));
+        /* a hotspot above the floor still arms once it persisted */
+        for (int s = 0; s < LBOMP__AUTO_STREAK - 1; s++)
+                ASSERT(!when2(&w, 0, 1.6, 1e-3, 0.05, 80));
+        ASSERT(when2(&w, 0, 1.6, 1e-3, 0.05, 80));
         /* as the runtime calls them, LB step after LB step that kept the mapping: the run grows
          * (an LB step's done must not end it) */
         lbomp__auto_when_init(&w);
@@ -262,6 +324,7 @@ static void test_when_futile(void)
         ASSERT_EQ(w.futile, 0u);
         lbomp__auto_when_unarmed(&w);
         ASSERT(fabs(w.floor - 1.1) < 1e-12);
+        lbomp__auto_when_free(&w);
 }
 
 /* The policy: on an imbalanced snapshot it moves tasks when that pays; when the LB step costs more
@@ -327,6 +390,7 @@ int main(void)
         test_features();
         test_drift_persist();
         test_when();
+        test_when_persist();
         test_when_futile();
         test_policy();
         printf("auto: ok\n");

@@ -258,6 +258,17 @@ static void ev_free(struct ev *e)
         lbomp__dec_destroy(e->dec);
 }
 
+/* auto's when-rule on the step just run, as the runtime runs it (false when out of memory: the
+ * runtime then arms nothing before the period either). */
+static bool when_step(struct ev *e, struct lbomp__auto_when *when, const struct opts *o)
+{
+        double *load = lbomp__auto_when_loads(when, e->P);
+        if (!load)
+                return false;
+        memcpy(load, e->load, e->P * sizeof *load);
+        return lbomp__auto_when_step(when, 0.05, lbomp__auto_horizon(e->step, (int)o->period));
+}
+
 /* One policy over the whole run. */
 static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_t *first)
 {
@@ -278,9 +289,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 bool timed = e->step + LBOMP__TIMED >= end;
                 double lam, mx;
                 steps_s += run_step(e, &lam, &mx, timed);
-                if (is_auto && !armed &&
-                    lbomp__auto_when_step(&when, lam, mx, 0.05,
-                                          lbomp__auto_horizon(e->step, (int)o->period))) {
+                if (is_auto && !armed && when_step(e, &when, o)) {
                         armed = true;
                         uint64_t want = e->step - e->wfirst + LBOMP__TIMED;
                         if (want < window_len)
@@ -323,6 +332,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 window_len = (uint64_t)o->period;
                 window_restart(e);
         }
+        lbomp__auto_when_free(&when);
         double total = steps_s + lb_s;
         if (o->json)
                 printf("{\"policy\":\"%s\",\"evolve\":\"%s\",\"tasks\":%u,\"cores\":%u,"
@@ -369,8 +379,7 @@ static int auto_data(struct ev *e, const uint32_t *first)
                 while (e->step < e->wfirst + (uint64_t)o->period) {
                         double lam, mx;
                         run_step(e, &lam, &mx, e->step + LBOMP__TIMED >= e->wfirst + o->period);
-                        armed |= lbomp__auto_when_step(
-                                &when, lam, mx, 0.05, lbomp__auto_horizon(e->step, (int)o->period));
+                        armed |= when_step(e, &when, o);
                 }
                 if (e->step + (uint64_t)o->period > (uint64_t)o->time_steps)
                         break;
@@ -446,6 +455,7 @@ static int auto_data(struct ev *e, const uint32_t *first)
                 }
                 window_restart(e);
         }
+        lbomp__auto_when_free(&when);
         free(cand_map);
         free(save_map);
         free(save_walk);
@@ -468,15 +478,24 @@ int sim_auto_trace_row(const struct opts *o, const struct lbomp__snap *s, const 
                 .step_var = 1, .horizon = (double)o->period, .byte_s = o->byte_ns * 1e-9};
         float f[LBOMP__AUTO_NFEAT];
         lbomp__auto_features(s, &h, load, f);
-        double mx, avg, lam = lbomp__imbalance(load, P, &mx, &avg);
-        /* the when-rule on two steps of this λ, as the runtime would see them */
+        double mx, avg;
+        lbomp__imbalance(load, P, &mx, &avg);
+        /* the when-rule on LBOMP__AUTO_STREAK steps of these loads, as the runtime would see
+         * them */
         struct lbomp__auto_when when;
         lbomp__auto_when_init(&when);
         when.ntasks = T;
         /* the runtime's horizon after the steps this LB step ended */
         double H = lbomp__auto_horizon((s->lb_step + 1) * (uint64_t)o->period, (int)o->period);
-        lbomp__auto_when_step(&when, lam, mx, 0.05, H);
-        bool armed = lbomp__auto_when_step(&when, lam, mx, 0.05, H);
+        bool armed = false;
+        for (int k = 0; k < LBOMP__AUTO_STREAK; k++) {
+                double *wl = lbomp__auto_when_loads(&when, P);
+                if (!wl)
+                        break;
+                memcpy(wl, load, P * sizeof *wl);
+                armed = lbomp__auto_when_step(&when, 0.05, H);
+        }
+        lbomp__auto_when_free(&when);
         double t[LBOMP__AUTO_NCAND];
         int rc = 0;
         for (int c = 0; c < LBOMP__AUTO_NCAND && rc == 0; c++) {

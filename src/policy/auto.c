@@ -377,7 +377,7 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
 
 void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam)
 {
-        w->futile = w->futile < 3 ? w->futile + 1 : 3;
+        w->futile = w->futile < LBOMP__AUTO_FUTILE_MAX ? w->futile + 1 : LBOMP__AUTO_FUTILE_MAX;
         if (step_lam > w->floor)
                 w->floor = step_lam;
 }

@@ -126,6 +126,8 @@ static inline double lbomp__auto_horizon(uint64_t steps, int period)
 
 /* Steps in a row in which a worker's load must have stayed above the mean for the when-rule. */
 #define LBOMP__AUTO_STREAK 4
+/* Futile LB steps in a row counted: the floor holds for up to 2^5 = 32 unarmed windows. */
+#define LBOMP__AUTO_FUTILE_MAX 5
 
 /* The when-rule, once per time step. */
 struct lbomp__auto_when {
@@ -134,7 +136,8 @@ struct lbomp__auto_when {
         double decay;       /* of the last decision */
         double lb_cost_s;   /* measured cost of an LB step (EWMA), 0 until one ran */
         uint32_t ntasks;
-        uint32_t futile;         /* armed LB steps in a row that kept the mapping (at most 3) */
+        uint32_t futile;         /* armed LB steps in a row that kept the mapping, at most
+                                    LBOMP__AUTO_FUTILE_MAX */
         uint32_t unarmed;        /* windows ended unarmed since the floor last halved */
         double loss_s, excess_s; /* of the last step checked, for the report */
         /* lbomp__auto_persist(persist_decay, persist_horizon), kept between steps */
@@ -178,9 +181,12 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
  * moved false: the floor is at least `step_lam`, the
  * window's mean per-step λ, the level the when-rule's per-step λ is compared with, and each such
  * LB step in a row doubles the windows before the floor halves again (lbomp__auto_when_unarmed),
- * up to 8. Per-step λ that noise lifts (1.1-1.2 on the balanced 1 MiB memtask when the two cores
+ * up to 32. Per-step λ that noise lifts (1.1-1.2 on the balanced 1 MiB memtask when the two cores
  * share no cache) or a load that moves within every window (whose plans find nothing) would else
- * arm an LB step every other window, each timing its tasks and planning for nothing.
+ * arm an LB step every other window, each timing its tasks and planning for nothing. Up to 8
+ * windows (3 in a row) were not enough where the imbalance the steps read is none a plan can
+ * lower (bench/churn in face far: tasks of 50 ns whose stolen runs cost their owner more than
+ * its own, λ 1.5-1.8 at every armed LB step, 28 of them a run; 10 with up to 32).
  */
 void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam);
 /* At a window's end that nothing armed: the floor halves towards 1 (an imbalance judged not worth

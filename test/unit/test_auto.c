@@ -274,7 +274,7 @@ static void test_when_persist(void)
 }
 
 /* Armed LB steps that found nothing worth a plan: the floor rises to the window's per-step λ,
- * and each one in a row doubles the unarmed windows before the floor halves again (up to 8); an LB
+ * and each one in a row doubles the unarmed windows before the floor halves again (up to 32); an LB
  * step that moved tasks brings back the halving at every unarmed window. */
 static void test_when_futile(void)
 {
@@ -298,10 +298,10 @@ static void test_when_futile(void)
         ASSERT(fabs(w.floor - 1.10) < 1e-12);
         lbomp__auto_when_futile(&w, 1.02);
         ASSERT(fabs(w.floor - 1.10) < 1e-12);
-        lbomp__auto_when_futile(&w, 1.02);
-        lbomp__auto_when_futile(&w, 1.02);
-        ASSERT_EQ(w.futile, 3u); /* at most 8 windows */
-        for (int k = 0; k < 7; k++) {
+        for (int k = 0; k < 5; k++)
+                lbomp__auto_when_futile(&w, 1.02);
+        ASSERT_EQ(w.futile, (uint32_t)LBOMP__AUTO_FUTILE_MAX); /* at most 32 windows */
+        for (int k = 0; k < (1 << LBOMP__AUTO_FUTILE_MAX) - 1; k++) {
                 lbomp__auto_when_unarmed(&w);
                 ASSERT(fabs(w.floor - 1.10) < 1e-12);
         }
@@ -313,11 +313,12 @@ static void test_when_futile(void)
         ASSERT(when2(&w, 0, 1.6, 1e-3, 0.05, 80));
         /* as the runtime calls them, LB step after LB step that kept the mapping: the run grows
          * (an LB step's done must not end it) */
+        lbomp__auto_when_free(&w);
         lbomp__auto_when_init(&w);
-        for (uint32_t k = 1; k <= 4; k++) {
+        for (uint32_t k = 1; k <= LBOMP__AUTO_FUTILE_MAX + 1; k++) {
                 lbomp__auto_when_done(&w, 20e-6, 1.05, 0, false);
                 lbomp__auto_when_futile(&w, 1.15);
-                ASSERT_EQ(w.futile, k < 3 ? k : 3u);
+                ASSERT_EQ(w.futile, k < LBOMP__AUTO_FUTILE_MAX ? k : LBOMP__AUTO_FUTILE_MAX);
         }
         /* an LB step that moved: back to halving at every unarmed window */
         lbomp__auto_when_done(&w, 20e-6, 1.2, 0, true);

@@ -177,6 +177,13 @@ int lbomp__policy_run_offline_in(const struct lbomp__policy *p, const struct lbo
 void lbomp__loads(const struct lbomp__snap *s, const uint32_t *map, double *load);
 /* λ = max / avg of loads (1.0 when the average is 0). Also returns max and avg when non-NULL. */
 double lbomp__imbalance(const double *load, uint32_t n, double *max, double *avg);
+/*
+ * What of a worker's excess over the mean persisted over n steps (n 1..8, its values e[0..n)):
+ * the least of them, and no more than their mean less t99 (one-sided, n - 1 degrees of freedom)
+ * of its standard error. The persistence test of the pays check (the window's timed steps,
+ * lbomp__window_persistent_excess) and of auto's when-rule (the last steps' loads); +inf for n 0.
+ */
+double lbomp__persisted(const double *e, uint32_t n);
 /* The same for the workers of a snapshot, the average being the capacity-weighted ideal
  * Σ speed·load / Σ speed: the step time if every worker finished at once (with equal speeds, the
  * plain average, bit for bit). */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "policy.h"
 #include "window.h"
 
 #define ENERGY_STEP_GAP_S 0.01
@@ -646,32 +647,11 @@ double lbomp__window_persistent_excess(const struct lbomp__window *win,
         double avg[LBOMP__EXCESS_STEPS];
         uint32_t kept[LBOMP__EXCESS_STEPS];
         uint32_t n = undisturbed(win, ws, avg, kept);
-        /* One-sided 99 % points of Student's t with n - 1 degrees of freedom, n = 2..8. The test
-         * runs at every LB step, hundreds of times a second on µs steps: at 95 % one window in
-         * twenty of a balanced load still planned (in face far the balanced 1 MiB memtask moved
-         * 24-34 tasks a run at 95 %; bench/README, "Disturbed steps"). */
-        static const double t99[LBOMP__EXCESS_STEPS + 1] = {0,    0,    31.82, 6.96, 4.54,
-                                                            3.75, 3.36, 3.14,  3.00};
-        double best = -INFINITY;
+        double best = -INFINITY, e[LBOMP__EXCESS_STEPS];
         for (int i = 0; i < ws->n; i++) {
-                double least = INFINITY, sum = 0, sq = 0;
-                for (uint32_t j = 0; j < n; j++) {
-                        uint32_t k = kept[j];
-                        double e = timed_pred(&ws->w[i], k) - avg[k];
-                        least = e < least ? e : least;
-                        sum += e;
-                        sq += e * e;
-                }
-                /* And no more than the noise of the steps allows: the mean excess less t99 of
-                 * its standard error. Equal loads measured with noise put one worker above the
-                 * mean at each of three steps once in four windows; a plan made on that moves a
-                 * task that was where it should be (2026-11-27, bench/README "Noise that moved
-                 * tasks"). */
-                if (n >= 2) {
-                        double m = sum / n, var = (sq - n * m * m) / (n - 1);
-                        double bound = m - t99[n] * sqrt(var > 0 ? var / n : 0);
-                        least = bound < least ? bound : least;
-                }
+                for (uint32_t j = 0; j < n; j++)
+                        e[j] = timed_pred(&ws->w[i], kept[j]) - avg[kept[j]];
+                double least = lbomp__persisted(e, n);
                 best = least > best ? least : best;
         }
         return best;

@@ -285,30 +285,22 @@ double *lbomp__auto_when_loads(struct lbomp__auto_when *w, uint32_t n)
 }
 
 /* The largest excess over the mean, relative to it, that one worker kept in each of the last
- * LBOMP__AUTO_STREAK steps: its least, and no more than its mean less t99 of its standard error
- * (as lbomp__window_persistent_excess). */
+ * LBOMP__AUTO_STREAK steps (lbomp__persisted: its least, no more than its mean less t99 of its
+ * standard error). */
 static double when_persistent(const struct lbomp__auto_when *w)
 {
-        /* one-sided 99 % points of Student's t with n - 1 degrees of freedom, n = 2..8 */
-        static const double t99s[9] = {0, 0, 31.82, 6.96, 4.54, 3.75, 3.36, 3.14, 3.00};
-        _Static_assert(LBOMP__AUTO_STREAK >= 2 && LBOMP__AUTO_STREAK <= 8, "t99 of 2..8 steps");
-        const double t99 = t99s[LBOMP__AUTO_STREAK];
-        double best = -INFINITY;
+        double best = -INFINITY, e[LBOMP__AUTO_STREAK];
         for (uint32_t i = 0; i < w->nw; i++) {
                 const float *r = w->rel + (size_t)i * LBOMP__AUTO_STREAK;
-                double least = INFINITY, sum = 0, sq = 0;
+                double least = INFINITY;
                 for (int k = 0; k < LBOMP__AUTO_STREAK; k++) {
-                        least = r[k] < least ? r[k] : least;
-                        sum += r[k];
-                        sq += (double)r[k] * r[k];
+                        e[k] = r[k];
+                        least = e[k] < least ? e[k] : least;
                 }
-                if (!(least > 0) || least <= best)
+                if (!(least > 0) || least <= best) /* the bound is at most the least */
                         continue;
-                double m = sum / LBOMP__AUTO_STREAK;
-                double var = (sq - LBOMP__AUTO_STREAK * m * m) / (LBOMP__AUTO_STREAK - 1);
-                double bound = m - t99 * sqrt(var > 0 ? var / LBOMP__AUTO_STREAK : 0);
-                least = bound < least ? bound : least;
-                best = least > best ? least : best;
+                double p = lbomp__persisted(e, LBOMP__AUTO_STREAK);
+                best = p > best ? p : best;
         }
         return best;
 }

@@ -124,7 +124,8 @@ static inline double lbomp__auto_horizon(uint64_t steps, int period)
         return s < p ? p : s > 8 * p ? 8 * p : s;
 }
 
-/* Steps in a row in which a worker's load must have stayed above the mean for the when-rule. */
+/* Steps in a row in which a worker's load must have stayed above the mean for the when-rule (2..8,
+ * lbomp__persisted). */
 #define LBOMP__AUTO_STREAK 4
 /* Futile LB steps in a row counted: the floor holds for up to 2^5 = 32 unarmed windows. */
 #define LBOMP__AUTO_FUTILE_MAX 5

@@ -229,6 +229,17 @@ static void test_when(void)
  * broad one whose top changes among its workers at every step. */
 static void test_when_persist(void)
 {
+        /* the bound: the least excess, no more than the mean less t99 of its standard error */
+        const double same[4] = {0.5, 0.5, 0.5, 0.5}, noisy[4] = {0.3, 0.05, 0.25, 0.1},
+                     close[4] = {0.30, 0.32, 0.31, 0.29};
+        ASSERT_DEQ(lbomp__persisted(same, 4), 0.5);
+        ASSERT(lbomp__persisted(noisy, 4) < 0);
+        double m = 0.305,
+               sd = sqrt((0.005 * 0.005 + 0.015 * 0.015 + 0.005 * 0.005 + 0.015 * 0.015) / 3);
+        ASSERT(fabs(lbomp__persisted(close, 4) - (m - 4.54 * sd / 2)) < 1e-12);
+        ASSERT_DEQ(lbomp__persisted(noisy, 1), 0.3);
+        ASSERT(isinf(lbomp__persisted(noisy, 0)));
+
         struct lbomp__auto_when w;
         lbomp__auto_when_init(&w);
         w.ntasks = 1000;

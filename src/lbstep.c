@@ -268,11 +268,9 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                 f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
                 f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
         l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
-        lbomp__auto_when_done(&l->when, l->lb_cost_s,
-                              kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay,
-                              kept);
-        if (!kept)
-                lbomp__auto_when_futile(&l->when, l->step_lam);
+        lbomp__auto_when_after(&l->when, l->lb_cost_s,
+                               kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay,
+                               kept, l->step_lam);
 }
 
 /* auto, at a window's end with no LB step armed: a record that says so, and an imbalance that was
@@ -611,10 +609,8 @@ void lbomp__lb_begin(struct lbomp *lb)
                 record_only(lb, lam, mx, avg);
                 quiet_after(lb, false);
                 /* auto armed it for nothing: as an LB step that kept the mapping */
-                if (pol == &lbomp__policy_auto) {
-                        lbomp__auto_when_done(&l->when, 0, lam, l->when.decay, false);
-                        lbomp__auto_when_futile(&l->when, l->step_lam);
-                }
+                if (pol == &lbomp__policy_auto)
+                        lbomp__auto_when_after(&l->when, 0, lam, l->when.decay, false, l->step_lam);
                 return;
         }
         /* Moves that pay, in time: the most a plan can win per step is the excess of the largest

@@ -310,12 +310,7 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizo
         w->excess_s = w->loss_s = 0;
         if (!w->nw)
                 return false;
-        double sum = 0, mx = 0;
-        for (uint32_t i = 0; i < w->nw; i++) {
-                sum += w->load[i];
-                mx = w->load[i] > mx ? w->load[i] : mx;
-        }
-        double mean = sum / w->nw;
+        double mean, lam = lbomp__imbalance(w->load, w->nw, NULL, &mean);
         size_t slot = w->seen % LBOMP__AUTO_STREAK;
         for (uint32_t i = 0; i < w->nw; i++)
                 w->rel[(size_t)i * LBOMP__AUTO_STREAK + slot] =
@@ -326,7 +321,7 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizo
                 return false;
         }
         /* whichever worker is on top: the lower of this step's excess and the last one's */
-        double lam = mx / mean, any = 0;
+        double any = 0;
         if (lam > w->floor * (1.0 + tol))
                 any = mean * (lam - w->floor);
         double e = any < w->prev_excess ? any : w->prev_excess;
@@ -365,6 +360,14 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
         w->unarmed = 0;
         if (moved)
                 w->futile = 0;
+}
+
+void lbomp__auto_when_after(struct lbomp__auto_when *w, double cost_s, double lambda_after,
+                            double decay, bool moved, double step_lam)
+{
+        lbomp__auto_when_done(w, cost_s, lambda_after, decay, moved);
+        if (!moved)
+                lbomp__auto_when_futile(w, step_lam);
 }
 
 void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam)

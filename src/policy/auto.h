@@ -190,6 +190,10 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
  * its own, λ 1.5-1.8 at every armed LB step, 28 of them a run; 10 with up to 32).
  */
 void lbomp__auto_when_futile(struct lbomp__auto_when *w, double step_lam);
+/* After an LB step, as the runtime and lbomp-sim call them: lbomp__auto_when_done, then, when it
+ * kept the mapping, lbomp__auto_when_futile with the window's mean per-step λ `step_lam`. */
+void lbomp__auto_when_after(struct lbomp__auto_when *w, double cost_s, double lambda_after,
+                            double decay, bool moved, double step_lam);
 /* At a window's end that nothing armed: the floor halves towards 1 (an imbalance judged not worth
  * lowering is looked at again), after 2^futile such windows. */
 void lbomp__auto_when_unarmed(struct lbomp__auto_when *w);

@@ -321,11 +321,8 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                 double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
                                 lbomp__loads(s, s->worker, e->load);
                                 double lam0 = lbomp__imbalance(e->load, e->P, &m2, &a2);
-                                lbomp__auto_when_done(&when, c, h.pays ? after : lam0, h.decay,
-                                                      h.pays);
-                                if (!h.pays) /* the mapping kept */
-                                        lbomp__auto_when_futile(&when,
-                                                                e->lam_sum / (double)e->wsteps);
+                                lbomp__auto_when_after(&when, c, h.pays ? after : lam0, h.decay,
+                                                       h.pays, e->lam_sum / (double)e->wsteps);
                         }
                 }
                 armed = false;
@@ -446,10 +443,9 @@ static int auto_data(struct ev *e, const uint32_t *first)
                         double m2, a2;
                         lbomp__loads(s, cand_map + (size_t)best * e->T, e->load);
                         double after = lbomp__imbalance(e->load, e->P, &m2, &a2);
-                        lbomp__auto_when_done(&when, best ? cost[best] : 0, after, h.decay,
-                                              best != 0);
-                        if (!best) /* none was fastest: the mapping kept */
-                                lbomp__auto_when_futile(&when, step_lam);
+                        /* none fastest: the mapping kept */
+                        lbomp__auto_when_after(&when, best ? cost[best] : 0, after, h.decay,
+                                               best != 0, step_lam);
                 } else {
                         lbomp__auto_when_unarmed(&when);
                 }

@@ -3,7 +3,9 @@
 # (no clock decides anything but the LB step's cost, far below these workloads' imbalance):
 # on balanced costs (2 % noise) auto runs no LB step; on a hotspot that appears at step 55 it
 # balances within the first window after it (its first LB step at steps 55-64) and ends faster
-# than none; on hotspots that cycle it balances, and every LB step it runs moves tasks. Then
+# than none; on hotspots that cycle it balances, and every LB step it runs moves tasks. A fixed
+# policy plans nothing while the timed steps are balanced within the tolerance (the runtime's
+# check, lbstep.c): no LB step on the balanced costs, refine's first on the hotspot at 59. Then
 # auto's training rows: from --evolve and from a recorded trace, each with every feature, a time
 # per candidate and the label of the fastest.
 #   check_sim_auto.sh LBOMP_SIM
@@ -11,20 +13,25 @@ set -euo pipefail
 sim=$1
 common=(--tasks 2048 --cores 16 --load uniform --links ring:2 --time-steps 200 --period 10 --json)
 bal=$("$sim" --evolve static --noise 0.02 --policy auto "${common[@]}")
-hot=$("$sim" --evolve hotspot --hot-at 55 --amp 4 --policy none,auto "${common[@]}")
+balfix=$("$sim" --evolve static --noise 0.02 --policy greedy,refine "${common[@]}")
+hot=$("$sim" --evolve hotspot --hot-at 55 --amp 4 --policy none,auto,refine "${common[@]}")
 cyc=$("$sim" --evolve cycle --cycle 40 --amp 4 --policy none,auto "${common[@]}")
 tmp=$(mktemp -d /tmp/lbomp-sim-auto-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 "$sim" --tasks 512 --cores 8 --load linear --steps 3 --policy refine --record "$tmp/r.trc" >/dev/null
 "$sim" --trace "$tmp/r.trc" --auto-data > "$tmp/trace.rows"
 "$sim" --evolve drift --tasks 256 --cores 8 --auto-data --time-steps 60 > "$tmp/evolve.rows"
-echo "$bal"; echo "$hot"; echo "$cyc"
-python3 - "$bal" "$hot" "$cyc" "$tmp/trace.rows" "$tmp/evolve.rows" <<'PY'
+echo "$bal"; echo "$balfix"; echo "$hot"; echo "$cyc"
+python3 - "$bal" "$hot" "$cyc" "$tmp/trace.rows" "$tmp/evolve.rows" "$balfix" <<'PY'
 import json, sys
 bal = json.loads(sys.argv[1])
 hot = {r["policy"]: r for r in map(json.loads, sys.argv[2].splitlines())}
 cyc = {r["policy"]: r for r in map(json.loads, sys.argv[3].splitlines())}
 errors = []
+for r in map(json.loads, sys.argv[6].splitlines()):
+    if r["lb_steps"] != 0 or r["skipped"] != 20:
+        errors.append(f"balanced under {r['policy']}: {r['lb_steps']} LB steps planned, "
+                      f"{r['skipped']} skipped, expected 0 and 20")
 if bal["lb_steps"] != 0:
     errors.append(f"balanced: {bal['lb_steps']} LB steps at {bal['lb_at']}, expected none")
 a = hot["auto"]
@@ -32,6 +39,9 @@ if not a["lb_at"] or not 55 <= a["lb_at"][0] <= 64:
     errors.append(f"hotspot at step 55: first LB step at {a['lb_at'][:1]}, expected 55-64")
 if not a["total_s"] < hot["none"]["total_s"]:
     errors.append(f"hotspot: auto {a['total_s']} s not below none {hot['none']['total_s']} s")
+if hot["refine"]["lb_at"][:1] != [59]:
+    errors.append(f"hotspot at step 55: refine planned first at {hot['refine']['lb_at'][:1]}, "
+                  f"expected 59 (the windows before are balanced)")
 c = cyc["auto"]
 if c["lb_steps"] < 3 or c["migrations"] == 0 or not c["total_s"] < cyc["none"]["total_s"]:
     errors.append(f"cycle: auto {c['lb_steps']} LB steps, {c['migrations']} migrations, "

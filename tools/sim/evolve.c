@@ -143,6 +143,26 @@ static void window_restart(struct ev *e)
         memset(e->late_w, 0, e->P * sizeof *e->late_w);
 }
 
+/*
+ * λ of the workers' loads summed over the window's timed steps, the runtime's check at an LB step
+ * (lbomp__window_timed_lambda, equal speeds): at most 1 + the tolerance, no policy runs, no
+ * snapshot is built and the mapping stays (lbstep.c). 0 when no step was timed.
+ */
+static double timed_lambda(const struct ev *e)
+{
+        double mx, avg;
+        if (!e->wtimed)
+                return 0;
+        double lam = lbomp__imbalance(e->late_w, e->P, &mx, &avg);
+        return avg > 0 ? lam : 0;
+}
+
+static bool timed_balanced(const struct ev *e, double *lam)
+{
+        *lam = timed_lambda(e);
+        return *lam > 0 && *lam <= 1.0 + e->w->params.tolerance;
+}
+
 /* The snapshot the runtime would build at the window's end, with auto's history. */
 static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist *h,
                                           double lb_cost_s, uint64_t lb_step)
@@ -298,9 +318,16 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 if (e->step < e->wfirst + window_len)
                         continue;
                 /* the window's end: an LB step (auto: when armed) */
+                double lam_t;
                 if (is_auto && !armed) {
                         nskip++;
                         lbomp__auto_when_unarmed(&when);
+                } else if (strcmp(p->name, "none") != 0 && timed_balanced(e, &lam_t)) {
+                        /* balanced within the tolerance: no plan; auto armed it for nothing */
+                        nskip++;
+                        if (is_auto)
+                                lbomp__auto_when_after(&when, 0, lam_t, when.decay, false,
+                                                       e->lam_sum / (double)e->wsteps);
                 } else if (strcmp(p->name, "none") != 0) {
                         struct lbomp__auto_hist h;
                         const struct lbomp__snap *s = snapshot(e, &h, lb_cost, nlb);
@@ -382,6 +409,11 @@ static int auto_data(struct ev *e, const uint32_t *first)
                         break;
                 /* the window's mean per-step λ, before the candidates' windows run on */
                 double step_lam = e->lam_sum / (double)e->wsteps;
+                /* armed, but the timed steps balanced within the tolerance: the runtime consults no
+                 * model there (lbstep.c), so the row is not one it trains on */
+                double lam_t;
+                bool balanced = armed && timed_balanced(e, &lam_t);
+                armed = armed && !balanced;
                 struct lbomp__auto_hist h;
                 const struct lbomp__snap *s = snapshot(e, &h, lb_cost, nlb);
                 float f[LBOMP__AUTO_NFEAT];
@@ -439,7 +471,9 @@ static int auto_data(struct ev *e, const uint32_t *first)
                 memcpy(e->map, cand_map + (size_t)go * e->T, e->T * sizeof *e->map);
                 lb_cost = go ? cost[go] : lb_cost;
                 nlb++;
-                if (armed) {
+                if (balanced) {
+                        lbomp__auto_when_after(&when, 0, lam_t, when.decay, false, step_lam);
+                } else if (armed) {
                         double m2, a2;
                         lbomp__loads(s, cand_map + (size_t)best * e->T, e->load);
                         double after = lbomp__imbalance(e->load, e->P, &m2, &a2);

@@ -69,6 +69,8 @@ static void usage(FILE *out)
                 "                   --time-steps N (default 200) with an LB step every --period\n"
                 "                   K (default 10; auto: when it arms one, K at most), each\n"
                 "                   step as long as its most loaded worker; the total time\n"
+                "                   (an LB step whose timed steps are balanced within the\n"
+                "                   tolerance plans nothing, as in the runtime: 'skipped')\n"
                 "  --amp A          hotspot cost multiplier (default 4)\n"
                 "  --width W        hotspot width, share of the tasks (default 0.1)\n"
                 "  --drift-speed V  drift: share of the tasks the hotspot moves per step;\n"

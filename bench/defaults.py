@@ -35,13 +35,14 @@ import argparse
 import csv
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import BASELINES, WORKLOADS, probe, rotated  # noqa: E402
+from runner import BALANCED, BASELINES, WORKLOADS, probe, rotated  # noqa: E402
 
 
 def strip_period(args):
@@ -97,9 +98,14 @@ def main():
     ap.add_argument("--by-face", action="store_true",
                     help="also one table per face: each workload's blocks of runs whose l2share "
                     "probes before and after agree (near < 2 ≤ far)")
+    ap.add_argument("--from", dest="src", metavar="CSV",
+                    help="no run: the tables of runs kept before with --csv (--variants, --only "
+                    "and --metric still choose what is shown)")
     a = ap.parse_args()
     variants = a.variants.split(",")
     names = [w for w in WORKLOADS if not a.only or w in a.only]
+    if a.src:
+        sys.exit(from_csv(a, variants, names))
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("LBOMP_")}
     rows = []
     total = a.repeats * len(names) * (len(variants) + len(BASELINES))
@@ -178,25 +184,91 @@ def main():
     sys.exit(1 if bad else 0)
 
 
+def from_csv(a, variants, names):
+    """The tables of a --csv file (a run of this script): 0, or 1 when checksums differ."""
+    num = lambda x: float(x) if x not in ("", None, "None") else None
+    with open(a.src, newline="") as f:
+        rows = [dict(x, repeat=int(x["repeat"]), total_s=num(x["total_s"]),
+                     step_s=num(x["step_s"]), l2_before=num(x["l2_before"]),
+                     l2_after=num(x["l2_after"])) for x in csv.DictReader(f)]
+    have = {x["variant"] for x in rows}
+    missing = [v for v in variants + list(BASELINES) if v not in have]
+    if missing:
+        sys.exit(f"bench/defaults.py: {a.src} has no runs of {', '.join(missing)}")
+    names = [w for w in names if any(x["workload"] == w for x in rows)]
+    key = "total_s" if a.metric == "total" else "step_s"
+    table(rows, names, variants, f"{a.src}: {len({x['repeat'] for x in rows})} repeats", key)
+    if a.by_face:
+        face = lambda x: None if x is None else "far" if x >= 2 else "near"
+        for fc in ("near", "far"):
+            rs = [x for x in rows if face(x["l2_before"]) == fc and face(x["l2_after"]) == fc]
+            ws = [w for w in names if any(x["workload"] == w for x in rs)]
+            if ws:
+                print(f"\nface {fc}:\n")
+                table(rs, ws, variants, f"the blocks that began and ended in face {fc}", key)
+    bad = sorted({w for w in names if len({x["checksum"] for x in rows if x["workload"] == w}) > 1})
+    print(f"\nchecksums {'all equal' if not bad else 'DIFFER in ' + ', '.join(bad)}")
+    return 1 if bad else 0
+
+
+def target(w):
+    """Issue 12's bound on a workload's ratio to the best OpenMP schedule: 1.02 balanced, 0.90
+    imbalanced with memory of its own, 1.00 the others (runner.BALANCED)."""
+    return 1.02 if w in BALANCED else 0.90 if w.startswith("mem-") else 1.00
+
+
+def ratio_interval(rs, v, key, n=2000, seed=1):
+    """95 % interval of median(v) ÷ the least baseline median, by resampling the repeats (each
+    repeat ran every variant once, interleaved, so a repeat's runs are drawn together) and picking
+    the best baseline anew each time: the picking of the best after the fact is part of the noise.
+    None with fewer than 3 repeats."""
+    by = {}
+    for x in rs:
+        by.setdefault(x["repeat"], {}).setdefault(x["variant"], []).append(x[key])
+    reps = [r for r in by if v in by[r] and all(b in by[r] for b in BASELINES)]
+    if len(reps) < 3:
+        return None
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        pick = [rng.choice(reps) for _ in reps]
+        med = lambda name: statistics.median(y for r in pick for y in by[r][name])
+        out.append(med(v) / min(med(b) for b in BASELINES))
+    out.sort()
+    return out[int(0.025 * n)], out[int(0.975 * n) - 1]
+
+
 def table(rows, names, variants, what, key="total_s"):
     """One Markdown table of medians over rows of `key` (total_s: seconds a run; step_s: its
-    median step, in µs): each variant's ratio to the best baseline."""
+    median step, in µs): each variant's ratio to the best baseline; for the first variant, issue
+    12's target and whether it holds: "met" (median ratio within it), "noise" (above it, but the
+    95 % interval of ratio_interval reaches it), "missed" (the whole interval above it)."""
     med = lambda xs: statistics.median(xs)
     unit, scale, fmt = ("s", 1, ".3f") if key == "total_s" else ("µs a step", 1e6, ".1f")
     head = "| workload | best OpenMP | " + " | ".join(
-        f"{v} {unit} (× best)" for v in variants) + " | " + " | ".join(
-        f"{b} {unit}" for b in BASELINES) + " |"
+        f"{v} {unit} (× best)" for v in variants) + f" | {variants[0]}: target, 95 % interval | " \
+        + " | ".join(f"{b} {unit}" for b in BASELINES) + " |"
     print(head)
-    print("|" + "---|" * (2 + len(variants) + len(BASELINES)))
+    print("|" + "---|" * (3 + len(variants) + len(BASELINES)))
+    verdicts = {}
     for w in names:
         rs = [x for x in rows if x["workload"] == w]
         t = {v: med([x[key] * scale for x in rs if x["variant"] == v])
              for v in variants + BASELINES}
         best = min(BASELINES, key=lambda b: t[b])
         cells = [f"{t[v]:{fmt}} ({t[v] / t[best]:.2f})" for v in variants]
+        r, lim, ci = t[variants[0]] / t[best], target(w), ratio_interval(rs, variants[0], key)
+        verdict = "met" if r <= lim else "noise" if ci and ci[0] <= lim else "missed"
+        verdicts[w] = verdict
+        cells += [f"≤ {lim:.2f}: {verdict}" + (f", {ci[0]:.2f}–{ci[1]:.2f}" if ci else "")]
         cells += [f"{t[b]:{fmt}}" for b in BASELINES]
         print(f"| {w} | {best} | " + " | ".join(cells) + " |")
-    print(f"\n{what}, medians")
+    print(f"\n{what}, medians; {variants[0]} against issue 12's targets: met on "
+          f"{sum(x == 'met' for x in verdicts.values())} of {len(verdicts)}, above within the "
+          f"noise on {sum(x == 'noise' for x in verdicts.values())}, missed beyond it on "
+          f"{sum(x == 'missed' for x in verdicts.values())}"
+          + (f" ({', '.join(w for w, x in verdicts.items() if x == 'missed')})"
+             if "missed" in verdicts.values() else ""))
 
 if __name__ == "__main__":
     main()

@@ -25,6 +25,12 @@ and after the last, and one more table per face keeps each workload's blocks tha
 in that face (so a repeat whose face changed halfway still counts for the workloads it ran whole
 in one face).
 
+For the first variant each table also gives issue 12's target for the workload (≤ 1.00 × the best
+OpenMP schedule, ≤ 1.02 × on the balanced ones, ≤ 0.90 × on the imbalanced memory-owning ones), a
+95 % interval of the ratio (the repeats resampled 2,000 times, the best schedule picked anew each
+time) and a verdict: met, above it within the noise (the interval reaches the target), or missed.
+--from CSV prints the tables of runs kept with --csv, without running anything.
+
 A variant `build:DIR` is the default configuration of another build folder (DIR/bench/...), to
 compare two commits interleaved:
 
@@ -168,8 +174,11 @@ def main():
         if None in l2:
             print("\n--by-face: bench/l2share did not run (not built?): no table per face")
         face = lambda x: None if x is None else "far" if x >= 2 else "near"
-        print(f"\nl2share ratio before each workload's block: "
-              f"{' '.join('–' if x is None else f'{x:.1f}' for x in l2)}")
+        seen = [x for x in l2 if x is not None]
+        if seen:
+            print(f"\nl2share ratio before each workload's block and after the last: "
+                  f"{min(seen):.1f}–{max(seen):.1f} over {len(seen)} probes, "
+                  f"{sum(x >= 2 for x in seen)} of them far (per-run values: --csv)")
         for f in ("near", "far"):
             rs = [x for x in rows if face(x["l2_before"]) == f and face(x["l2_after"]) == f]
             n = {w: len({x["repeat"] for x in rs if x["workload"] == w}) for w in names}

@@ -240,6 +240,23 @@ void lbomp__moves(const struct lbomp__snap *s, const uint32_t *dest, struct lbom
 int lbomp__place_counts(const double *speed, const uint32_t *held, uint32_t P, uint32_t n,
                         uint32_t *count);
 
+/*
+ * interleave.c: loads that move within a window (a hotspot going round the tasks faster than the
+ * LB period). lbomp__interleave_wanted: the window's mean per-step λ is at least 1 + 4 × the
+ * tolerance, and its excess at least twice that of the window's λ (the sums balanced, the steps
+ * not). lbomp__interleave: the snapshot's tasks in the order of their runtime ids, dealt to the
+ * workers in turn, each as many as its speed's share (lbomp__place_counts), into dest; 0 or
+ * -ENOMEM. lbomp__steps_max: the mean over nsteps steps of the largest worker time (Σ of
+ * step_cost[k][t] over its tasks under map, at its speed); load is scratch [nworkers].
+ */
+bool lbomp__interleave_wanted(double step_lambda, double window_lambda, double tolerance);
+/* Seconds per byte × normalised distance a data move is taken to cost before one was measured
+ * (10 GB/s: a copy inside a node). */
+#define LBOMP__BYTE_S_GUESS 1e-10
+int lbomp__interleave(const struct lbomp__snap *s, uint32_t *dest);
+double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
+                        const double *const *step_cost, uint32_t nsteps, double *load);
+
 /* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
  * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in
  * place (0 or -ENOMEM), the third as well and sets *sorted to a new array of cost[tasks[i]] in

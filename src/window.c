@@ -293,6 +293,7 @@ void lbomp__window_fold(struct lbomp__window *win, struct lbomp__workers *ws,
                 rec->lambda = (float)lam;
                 rec->max_s = (float)omax;
                 rec->lambda_run = (float)lamr;
+                rec->run_max_s = (float)rmax;
                 if (!rec->clean)
                         continue;
                 win->lam_sum += lam;
@@ -373,6 +374,42 @@ static double median(const float *v, uint32_t n)
                 a[i] = v[i];
         sort_few(a, n);
         return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+}
+
+double lbomp__window_timed_run_max(const struct lbomp__window *win, uint32_t n)
+{
+        double sum = 0;
+        uint32_t got = 0;
+        for (uint64_t i = win->steprecs.n; i-- > win->first && got < n;) {
+                const struct lbomp__steprec *rec = lbomp__window_steprec(win, i);
+                if (!rec)
+                        break;
+                if (rec->clean && rec->timed) {
+                        sum += rec->run_max_s;
+                        got++;
+                }
+        }
+        return got == n ? sum / n : 0;
+}
+
+uint32_t lbomp__window_step_costs(const struct lbomp__window *win, const struct lbomp__snap *s,
+                                  double ticks_per_s, double *const *step_cost)
+{
+        if (!s->ntasks || !win->ns)
+                return 0;
+        uint32_t n = win->ns[s->id[0]];
+        for (uint32_t t = 1; t < s->ntasks; t++)
+                if (win->ns[s->id[t]] != n)
+                        return 0;
+        if (n < 2 || n > LBOMP__TIMED)
+                return 0;
+        double tick_s = 1.0 / ticks_per_s;
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                const float *h = win->hist + (size_t)s->id[t] * LBOMP__TIMED;
+                for (uint32_t k = 0; k < n; k++)
+                        step_cost[k][t] = (double)h[k] * tick_s;
+        }
+        return n;
 }
 
 void lbomp__window_costs(const struct lbomp__window *win, const struct lbomp__worker *w,

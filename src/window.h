@@ -27,13 +27,16 @@
 #include "lbomp.h"
 #include "workers.h"
 
+struct lbomp__snap;
+
 #define LBOMP__TIMED 3 /* steps at the end of a window whose tasks are timed one by one */
 
 /* One step of the run: its λ (owned and carried; NAN until folded in) and the tasks that did not
  * run in it. */
 struct lbomp__steprec {
         float lambda, lambda_run;
-        float max_s; /* the largest owned load of the step, seconds */
+        float max_s;     /* the largest owned load of the step, seconds */
+        float run_max_s; /* the longest a worker's thread ran in it (its tasks and steals) */
         uint32_t skipped;
         bool clean; /* every task ran: its loads count */
         bool timed; /* its tasks were timed one by one */
@@ -189,6 +192,18 @@ void lbomp__window_aggregate(struct lbomp__window *win, struct lbomp__workers *w
 /* A serial part, with no step running: the pending timed step, for every worker. */
 void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__workers *ws);
 
+/* The mean over the window's last n clean timed steps of the longest a thread ran in each
+ * (seconds): what those steps took, stealing included. 0 when there are fewer than n. */
+double lbomp__window_timed_run_max(const struct lbomp__window *win, uint32_t n);
+/*
+ * The snapshot's tasks' times in each of the window's timed steps (seconds, reference units),
+ * into step_cost[k][t] for k < the returned count: the runs kept of every task (at most
+ * LBOMP__TIMED), oldest first. 0 when the tasks were not all timed the same number of times (tasks
+ * added within the window, a task set run several times a step) or fewer than twice: no step can
+ * then be read across the tasks.
+ */
+uint32_t lbomp__window_step_costs(const struct lbomp__window *win, const struct lbomp__snap *s,
+                                  double ticks_per_s, double *const *step_cost);
 /* The robust costs of worker w's tasks over the window's timed steps, seconds per step, into
  * cost[0..w->n): each task's median (mean below 3 values), rescaled so that they add up to the
  * worker's mean time in them, so that a pause of the thread is not charged to the one task it

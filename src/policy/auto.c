@@ -33,8 +33,6 @@ const struct lbomp__policy *lbomp__auto_candidate(int c)
         return c >= 0 && c < LBOMP__AUTO_NCAND ? cand[c] : NULL;
 }
 
-#define DEFAULT_BYTE_S 1e-10 /* 10 GB/s: a copy inside a node */
-
 /* What an LB step that runs a policy costs before any ran (auto measures decision and apply
  * afterwards, the pays check the whole LB step, snapshot included): on this project's 2-core
  * machine decision and apply took 10.8 µs for 64 tasks (memtask) and 55 µs for 512 (kneighbor),
@@ -94,7 +92,7 @@ void lbomp__auto_features(const struct lbomp__snap *s, const struct lbomp__auto_
                           double *load, float *f)
 {
         uint32_t P = s->nworkers, T = s->ntasks;
-        double byte_s = h && h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
+        double byte_s = h && h->byte_s > 0 ? h->byte_s : LBOMP__BYTE_S_GUESS;
         double sum = 0, mx = 0, tasks = 0, bytes = 0;
         if (h && h->load)
                 load = (double *)h->load; /* read only below */
@@ -406,7 +404,7 @@ static int judge(const struct lbomp__snap *s, struct lbomp__auto_hist *h, int c,
                 mx_new = load[w] > mx_new ? load[w] : mx_new;
         struct lbomp__moves mv;
         lbomp__moves(s, dest, &mv);
-        double byte_s = h->byte_s > 0 ? h->byte_s : DEFAULT_BYTE_S;
+        double byte_s = h->byte_s > 0 ? h->byte_s : LBOMP__BYTE_S_GUESS;
         double horizon = h->horizon > 0 ? h->horizon : 10;
         double won = mx - mx_new;
         if (h->persist_known && won > h->persist_s)

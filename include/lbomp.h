@@ -530,6 +530,12 @@ typedef struct lbomp_lb_stats {
          * imbalance_planned the λ that plan predicted (0 when not rejected). */
         int plan_rejected;
         double imbalance_planned;
+        /* 1 when this LB step's plan was not the policy's but the tasks interleaved over the
+         * workers in the order of their ids: the load moved within the window (its steps
+         * imbalanced, its sum not) and the interleaving lowered the largest worker's time of the
+         * window's timed steps by more than it costs over the steps it lasts (README, "Loads that
+         * move within a window"); the note of the report says the gain and the cost. */
+        int interleaved;
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */

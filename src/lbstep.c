@@ -453,7 +453,8 @@ static void finish(struct lbomp *lb)
                 lbomp__plan_keep(p);
         }
         lbomp__plan_evaluate(p);
-        if (lbomp__plan_guard(p)) { /* never worse: the mapping stays */
+        /* never worse: the mapping stays; an interleaving was judged on the steps instead */
+        if (!l->spread && lbomp__plan_guard(p)) {
                 r->pub.plan_rejected = 1;
                 r->pub.imbalance_planned = p->lambda_planned;
                 snprintf(r->note, sizeof r->note, "plan rejected: predicted λ %.3f ≥ current %.3f",
@@ -465,6 +466,7 @@ static void finish(struct lbomp *lb)
         }
         r->pub.imbalance_after = p->lambda_new;
         r->pub.migrations = p->moves.tasks;
+        l->interleaved = l->spread || (l->interleaved && p->moves.tasks == 0);
         quiet_after(lb, p->moves.tasks > 0);
         r->pub.migrated_bytes = p->moves.bytes;
         r->pub.node_migrations = p->moves.node_tasks;
@@ -571,12 +573,85 @@ static void record_only(struct lbomp *lb, double lam, double max, double avg)
         lbomp__window_restart(&lb->win, &lb->ws, lb->tasks.nslots, lb->steps, false);
 }
 
+/* The window's mean per-step λ against its λ (lbomp__interleave_wanted): a load that moves
+ * within it. */
+static bool moves_within(const struct lbomp *lb, double *wlam)
+{
+        const struct lbomp__lbs *l = &lb->lbs;
+        double mx = 0, sum = 0;
+        for (int i = 0; i < lb->ws.n; i++) {
+                double x = lb->ws.w[i].win_owned_s;
+                sum += x;
+                mx = x > mx ? x : mx;
+        }
+        *wlam = sum > 0 ? mx / (sum / lb->ws.n) : 1.0;
+        /* more threads than cores: the steps' λ is the scheduler's, not the load's */
+        return lb->ws.n >= 2 && !lb->ws.oversubscribed && l->step_lam > 0 &&
+               lbomp__interleave_wanted(l->step_lam, *wlam, lb->cfg.params.tolerance);
+}
+
+/*
+ * A load that moves within the window: the tasks interleaved over the workers (lbomp__interleave,
+ * into the plan's destinations) when that lowers the window's timed steps — what they took, the
+ * longest thread's time with its steals, against the largest worker's sum of its tasks' times in
+ * each under the interleaving — by more than the LB step, the moves and the links' added bytes ×
+ * distance at every step cost over the steps it would last (lbomp__auto_horizon, as auto's gain),
+ * and its λ by the window's costs is within the tolerance or no worse than the mapping's. The
+ * moves' bytes at the per-byte cost data moves measured, LBOMP__BYTE_S_GUESS before any. Tasks
+ * interleaved already stay so. Otherwise the LB step goes on as for any load.
+ */
+static bool spread_pays(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__snap *s = l->snap;
+        uint32_t T = s->ntasks, P = s->nworkers;
+        double *buf = malloc(((size_t)LBOMP__TIMED * T + P + 1) * sizeof *buf);
+        if (!buf)
+                return false;
+        double *sc[LBOMP__TIMED], *load = buf + (size_t)LBOMP__TIMED * T;
+        for (int k = 0; k < LBOMP__TIMED; k++)
+                sc[k] = buf + (size_t)k * T;
+        uint32_t n = lbomp__window_step_costs(&lb->win, s, lb->clock.ticks_per_s, sc);
+        bool pays = false;
+        if (n && lbomp__interleave(s, l->plan.dest) == 0) {
+                /* what those steps took, stealing included (where steals are cheap they carry
+                 * most of a moving load already); the tasks' sums when not kept */
+                double now = lbomp__window_timed_run_max(&lb->win, n);
+                if (!(now > 0))
+                        now = lbomp__steps_max(s, s->worker, (const double *const *)sc, n, load);
+                double then = lbomp__steps_max(s, l->plan.dest, (const double *const *)sc, n, load);
+                lbomp__plan_evaluate(&l->plan);
+                double byte_s = l->byte_s > 0 ? l->byte_s : LBOMP__BYTE_S_GUESS;
+                l->spread_horizon = lbomp__auto_horizon(lb->steps, lb->cfg.period);
+                l->spread_gain = (now - then) * l->spread_horizon;
+                /* and what the links then carry further, at every step it lasts */
+                double links =
+                        lbomp__locality_cost(s, l->plan.dest) - lbomp__locality_cost(s, s->worker);
+                l->spread_cost = lb_cost(lb) + l->plan.moves.cost * byte_s +
+                                 (links > 0 ? links * byte_s * l->spread_horizon : 0);
+                /* and no worse than the mapping by the window's costs (beyond the tolerance):
+                 * noise also makes steps imbalanced that the window is not, and an interleaving
+                 * of unequal tasks may lose what balanced them. Interleaved already: kept,
+                 * whatever a plan from the window's costs, which the load has left behind, would
+                 * say. */
+                double tol = 1.0 + lb->cfg.params.tolerance;
+                bool fits = l->plan.lambda_new <= tol || l->plan.lambda_new <= l->plan.lambda;
+                pays = fits && (l->spread_gain > l->spread_cost || l->plan.moves.tasks == 0);
+        }
+        if (!pays)
+                lbomp__plan_keep(&l->plan);
+        l->spread = pays;
+        free(buf);
+        return pays;
+}
+
 void lbomp__lb_begin(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
         const struct lbomp__policy *pol = lb->cfg.policy;
         l->rc = 0;
         l->skip = false;
+        l->spread = false;
         l->cur = NULL;
         l->t_begin = lbomp__mono_s();
         l->step_lam = lbomp__window_step_lambda(&lb->win);
@@ -605,7 +680,19 @@ void lbomp__lb_begin(struct lbomp *lb)
          * both keep the full path. */
         bool full = l->trace || l->keep_costs || lb->chunks;
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
-        if (!full && avg > 0 && lam <= 1.0 + lb->cfg.params.tolerance) {
+        /* A load that moves within the window reads balanced over it: judged on its steps
+         * (spread_pays), on the snapshot the LB step then goes on with; when the interleaving
+         * does not pay, as any load. Not under auto, which decides itself. */
+        double wlam;
+        bool moving = moves_within(lb, &wlam) && !full && pol != &lbomp__policy_auto;
+        /* a failed snapshot or plan here is met again below, and said there */
+        bool spread = moving && build_snapshot(lb) == 0 &&
+                      lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb)) == 0 &&
+                      spread_pays(lb);
+        /* an interleaving the load still suits: balanced over the whole window (its last steps
+         * alone may not be, where the load moves) */
+        bool suits = l->interleaved && wlam <= 1.0 + lb->cfg.params.tolerance;
+        if (!spread && !full && avg > 0 && (lam <= 1.0 + lb->cfg.params.tolerance || suits)) {
                 record_only(lb, lam, mx, avg);
                 quiet_after(lb, false);
                 /* auto armed it for nothing: as an LB step that kept the mapping */
@@ -622,7 +709,7 @@ void lbomp__lb_begin(struct lbomp *lb)
          * empty tasks measured 30 ns apart are not worth a plan and a steal at every later step.
          * auto decides this itself. */
         uint32_t periods = ++l->pays_runs < 8 ? l->pays_runs : 8;
-        if (!full && pol != &lbomp__policy_auto && avg > 0) {
+        if (!spread && !full && pol != &lbomp__policy_auto && avg > 0) {
                 double excess = mx - avg;
                 double persist = lbomp__window_persistent_excess(&lb->win, &lb->ws);
                 if (persist < excess) /* only what stayed on the same workers at every timed step */
@@ -644,11 +731,12 @@ void lbomp__lb_begin(struct lbomp *lb)
                         return;
                 }
         }
-        int rc = build_snapshot(lb);
+        /* the interleaving's snapshot and plan are built already */
+        int rc = spread ? 0 : build_snapshot(lb);
         struct lbomp__lbrec *r = rc == 0 ? new_rec(l) : NULL;
         if (rc == 0 && !r)
                 rc = -ENOMEM;
-        if (rc == 0)
+        if (rc == 0 && !spread)
                 rc = lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb));
         if (rc < 0) {
                 if (r)
@@ -682,7 +770,21 @@ void lbomp__lb_begin(struct lbomp *lb)
         for (uint32_t t = 0; t < l->snap->ntasks; t++)
                 measured += l->snap->cost[t];
         l->skip = l->snap->ntasks > 0 && !(measured > 0);
-        if (l->skip) {
+        if (spread) {
+                r->pub.interleaved = 1;
+                if (l->plan.moves.tasks == 0)
+                        snprintf(r->note, sizeof r->note,
+                                 "spread: the load moves within the window (λ per step %.2f): "
+                                 "interleaved already, mapping kept",
+                                 l->step_lam);
+                else
+                        snprintf(r->note, sizeof r->note,
+                                 "spread: the load moves within the window (λ per step %.2f): "
+                                 "interleaved, gain %.3g > cost %.3g s over %.0f steps",
+                                 l->step_lam, l->spread_gain, l->spread_cost, l->spread_horizon);
+                if (lb->cfg.verbose)
+                        lbomp__log("lbomp: LB step %zu: %s", (size_t)l->recs.n - 1, r->note);
+        } else if (l->skip) {
                 snprintf(r->note, sizeof r->note, "no time measured: mapping kept");
                 if (!l->said_no_time || lb->cfg.verbose)
                         lbomp__log("lbomp: LB step %zu: the clock did not advance during the "
@@ -745,7 +847,7 @@ static void team_barrier(void *arg, void (*serial)(void *), void *sarg)
 static bool needs_rounds(const struct lbomp *lb)
 {
         const struct lbomp__lbs *l = &lb->lbs;
-        return l->rc == 0 && !l->skip && l->cur && l->cur->pub.error == 0 &&
+        return l->rc == 0 && !l->skip && !l->spread && l->cur && l->cur->pub.error == 0 &&
                lb->cfg.policy->kind == LBOMP__DECENTRAL;
 }
 

@@ -80,8 +80,16 @@ struct lbomp__lbs {
                                must win back (0: none ran yet) */
         uint32_t pays_runs; /* LB steps so far, for the horizon of the pays check */
         bool skip;          /* no time was measured: nothing to decide from */
-        int rc;             /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
-        int dec_rc;         /* what the decentralized run returned */
+        /* the load moves within the window (lbomp__interleave_wanted) and interleaving the tasks
+         * pays on the window's timed steps: this LB step's plan is lbomp__interleave's, not the
+         * policy's (spread_pays) */
+        bool spread;
+        double spread_gain, spread_cost, spread_horizon;
+        /* the mapping is the last interleaving: an LB step keeps it while the window's λ (over
+         * all its steps) is within the tolerance; a policy's plan that moves tasks clears it */
+        bool interleaved;
+        int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
+        int dec_rc; /* what the decentralized run returned */
         bool said_no_time;
         bool said_when_nomem; /* auto: no room for the when-rule's loads, said once */
         /* LBOMP_POLICY=auto (policy/auto.h): the when-rule checked at every time step, the LB

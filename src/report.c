@@ -607,7 +607,8 @@ static void json(const struct lbomp *lb, FILE *out)
                 fprintf(out, ",\"data_error\":%d,\"plan_rejected\":%s,\"imbalance_planned\":",
                         r->pub.data_error, r->pub.plan_rejected ? "true" : "false");
                 json_num(out, r->pub.imbalance_planned);
-                fprintf(out, ",\"note\":");
+                fprintf(out,
+                        ",\"interleaved\":%s,\"note\":", r->pub.interleaved ? "true" : "false");
                 json_str(out, lbomp__lbrec_note(r, note, sizeof note));
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);

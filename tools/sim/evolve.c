@@ -44,15 +44,16 @@ struct ev {
         const struct opts *o;
         struct world *w;
         uint32_t T, P;
-        double *base;    /* [T] cost at step 0, seconds */
-        double *walk;    /* [T] log multiplier (walk) */
-        double *cost;    /* [T] this step's costs */
-        double *acc;     /* [T] costs summed over the timed steps of the window */
-        double *load;    /* [P] */
-        double *early_w; /* [P] owned loads summed over the window's untimed steps */
-        double *late_w;  /* [P] over its timed steps */
-        uint32_t *map;   /* [T] current worker of each task */
-        uint32_t *dest;  /* [T] */
+        double *base;                /* [T] cost at step 0, seconds */
+        double *walk;                /* [T] log multiplier (walk) */
+        double *cost;                /* [T] this step's costs */
+        double *acc;                 /* [T] costs summed over the timed steps of the window */
+        double *load;                /* [P] */
+        double *early_w;             /* [P] owned loads summed over the window's untimed steps */
+        double *late_w;              /* [P] over its timed steps */
+        double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
+        uint32_t *map;               /* [T] current worker of each task */
+        uint32_t *dest;              /* [T] */
         struct lbomp__rng rng;
         struct lbomp__dec *dec;
         uint64_t step; /* time steps done */
@@ -123,6 +124,8 @@ static double run_step(struct ev *e, double *lam_out, double *max_out, bool time
         if (timed) {
                 for (uint32_t t = 0; t < e->T; t++)
                         e->acc[t] += e->cost[t];
+                if (e->wtimed < LBOMP__TIMED)
+                        memcpy(e->tcost[e->wtimed], e->cost, e->T * sizeof *e->cost);
                 e->wtimed++;
         }
         e->wsteps++;
@@ -161,6 +164,22 @@ static bool timed_balanced(const struct ev *e, double *lam)
 {
         *lam = timed_lambda(e);
         return *lam > 0 && *lam <= 1.0 + e->w->params.tolerance;
+}
+
+/* The window's mean per-step λ against its λ (lbomp__interleave_wanted), as lbstep.c's
+ * moves_within reads them. */
+static bool moves_within(const struct ev *e, double *wlam)
+{
+        double mx = 0, sum = 0;
+        for (uint32_t w = 0; w < e->P; w++) {
+                double l = e->early_w[w] + e->late_w[w];
+                sum += l;
+                mx = l > mx ? l : mx;
+        }
+        *wlam = sum > 0 ? mx / (sum / e->P) : 1.0;
+        return e->P >= 2 && e->wsteps &&
+               lbomp__interleave_wanted(e->lam_sum / (double)e->wsteps, *wlam,
+                                        e->w->params.tolerance);
 }
 
 /* The snapshot the runtime would build at the window's end, with auto's history. */
@@ -204,6 +223,67 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
         return s;
 }
 
+/* The LB step's modelled cost of the plan e->dest (decision + fixed + moves + bytes), after the
+ * never-worse check when `guard`; a failed plan keeps the mapping. */
+static double plan_cost(struct ev *e, const struct lbomp__snap *s, bool failed, bool guard,
+                        double dec_s, uint32_t *migrations)
+{
+        struct lbomp__plan pl = {0};
+        if (failed || lbomp__plan_begin(&pl, s, e->dest) < 0) {
+                memcpy(e->dest, s->worker, e->T * sizeof *e->dest);
+                *migrations = 0;
+                lbomp__plan_free(&pl);
+                return dec_s + EV_LB_FIXED_S;
+        }
+        lbomp__plan_evaluate(&pl);
+        if (guard)
+                lbomp__plan_guard(&pl);
+        *migrations = pl.moves.tasks;
+        double cost = dec_s + EV_LB_FIXED_S + EV_MOVE_S * pl.moves.tasks +
+                      pl.moves.cost * e->o->byte_ns * 1e-9;
+        lbomp__plan_free(&pl);
+        return cost;
+}
+
+/*
+ * A load that moves within the window, as the runtime judges it (lbstep.c, spread_pays): the
+ * tasks interleaved (lbomp__interleave) when that lowers the largest worker's time of the timed
+ * steps by more than the LB step and the links' added bytes cost over lbomp__auto_horizon steps,
+ * or when the tasks are
+ * interleaved already — and its λ by the window's costs is within the tolerance or no worse than
+ * the mapping's. Returns whether it did: then e->dest holds the interleaving and *cost its LB
+ * step's modelled cost.
+ */
+static bool spread(struct ev *e, const struct lbomp__snap *s, double *cost, uint32_t *migrations)
+{
+        uint32_t n = e->wtimed < LBOMP__TIMED ? (uint32_t)e->wtimed : LBOMP__TIMED;
+        if (n < 2)
+                return false;
+        double t0 = now_s();
+        if (lbomp__interleave(s, e->dest) < 0)
+                return false;
+        const double *const *sc = (const double *const *)e->tcost;
+        double gain = (lbomp__steps_max(s, s->worker, sc, n, e->load) -
+                       lbomp__steps_max(s, e->dest, sc, n, e->load)) *
+                      lbomp__auto_horizon(e->step, (int)e->o->period);
+        struct lbomp__plan pl = {0};
+        if (lbomp__plan_begin(&pl, s, e->dest) < 0) {
+                lbomp__plan_free(&pl);
+                return false;
+        }
+        lbomp__plan_evaluate(&pl);
+        bool fits = pl.lambda_new <= 1.0 + e->w->params.tolerance || pl.lambda_new <= pl.lambda;
+        lbomp__plan_free(&pl);
+        double links = lbomp__locality_cost(s, e->dest) - lbomp__locality_cost(s, s->worker);
+        *cost = plan_cost(e, s, false, false, now_s() - t0, migrations) +
+                (links > 0 ? links * e->o->byte_ns * 1e-9 *
+                                     lbomp__auto_horizon(e->step, (int)e->o->period)
+                           : 0);
+        /* interleaved already: the mapping stays, whatever a plan from the window's costs, which
+         * the load has left behind, would say */
+        return fits && (gain > *cost || *migrations == 0);
+}
+
 /* Runs policy p on s into e->dest; the never-worse check; returns the LB step's modelled cost. */
 static double plan(struct ev *e, const struct lbomp__policy *p, const struct lbomp__snap *s,
                    uint32_t *migrations)
@@ -215,20 +295,7 @@ static double plan(struct ev *e, const struct lbomp__policy *p, const struct lbo
         double t0 = now_s();
         int rc = lbomp__policy_run_offline_in(p, s, e->dest, &st, e->dec);
         double dec_s = now_s() - t0;
-        struct lbomp__plan pl = {0};
-        if (rc < 0 || lbomp__plan_begin(&pl, s, e->dest) < 0) {
-                memcpy(e->dest, s->worker, e->T * sizeof *e->dest);
-                *migrations = 0;
-                lbomp__plan_free(&pl);
-                return dec_s + EV_LB_FIXED_S;
-        }
-        lbomp__plan_evaluate(&pl);
-        lbomp__plan_guard(&pl);
-        *migrations = pl.moves.tasks;
-        double cost = dec_s + EV_LB_FIXED_S + EV_MOVE_S * pl.moves.tasks +
-                      pl.moves.cost * e->o->byte_ns * 1e-9;
-        lbomp__plan_free(&pl);
-        return cost;
+        return plan_cost(e, s, rc < 0, true, dec_s, migrations);
 }
 
 static int ev_init(struct ev *e, const struct opts *o, struct world *w)
@@ -251,6 +318,9 @@ static int ev_init(struct ev *e, const struct opts *o, struct world *w)
         if (!e->base || !e->walk || !e->cost || !e->acc || !e->load || !e->early_w || !e->late_w ||
             !e->map || !e->dest)
                 return -ENOMEM;
+        for (int k = 0; k < LBOMP__TIMED; k++)
+                if (!(e->tcost[k] = malloc(T * sizeof *e->tcost[k])))
+                        return -ENOMEM;
         memcpy(e->base, w->s->cost, e->T * sizeof *e->base);
         memcpy(e->map, w->s->worker, e->T * sizeof *e->map);
         return 0;
@@ -275,6 +345,8 @@ static void ev_free(struct ev *e)
         free(e->late_w);
         free(e->map);
         free(e->dest);
+        for (int k = 0; k < LBOMP__TIMED; k++)
+                free(e->tcost[k]);
         lbomp__dec_destroy(e->dec);
 }
 
@@ -301,7 +373,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
         when.ntasks = e->T;
         double steps_s = 0, lb_s = 0, lb_cost = 0;
         uint64_t nlb = 0, nskip = 0, migrations = 0, window_len = (uint64_t)o->period;
-        bool armed = false;
+        bool armed = false, interleaved = false; /* the mapping is spread()'s */
         char lbsteps[4096] = "";
         size_t used = 0;
         while (e->step < (uint64_t)o->time_steps) {
@@ -318,21 +390,36 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 if (e->step < e->wfirst + window_len)
                         continue;
                 /* the window's end: an LB step (auto: when armed) */
-                double lam_t;
+                double lam_t = 0, wlam, c = 0;
+                bool fixed = !is_auto && strcmp(p->name, "none") != 0;
+                bool moving = moves_within(e, &wlam) && fixed;
+                /* an interleaving the load still suits: balanced over the whole window */
+                bool suits = interleaved && wlam <= 1.0 + e->w->params.tolerance;
+                bool balanced =
+                        strcmp(p->name, "none") != 0 && (suits || timed_balanced(e, &lam_t));
+                /* a load that moves within the window: the interleaving first, as the runtime */
+                struct lbomp__auto_hist h;
+                const struct lbomp__snap *s = moving ? snapshot(e, &h, lb_cost, nlb) : NULL;
+                uint32_t mig = 0;
+                bool spr = moving && spread(e, s, &c, &mig);
                 if (is_auto && !armed) {
                         nskip++;
                         lbomp__auto_when_unarmed(&when);
-                } else if (strcmp(p->name, "none") != 0 && timed_balanced(e, &lam_t)) {
+                } else if (!spr && balanced) {
                         /* balanced within the tolerance: no plan; auto armed it for nothing */
                         nskip++;
                         if (is_auto)
                                 lbomp__auto_when_after(&when, 0, lam_t, when.decay, false,
                                                        e->lam_sum / (double)e->wsteps);
                 } else if (strcmp(p->name, "none") != 0) {
-                        struct lbomp__auto_hist h;
-                        const struct lbomp__snap *s = snapshot(e, &h, lb_cost, nlb);
-                        uint32_t mig;
-                        double c = plan(e, p, s, &mig);
+                        if (!s)
+                                s = snapshot(e, &h, lb_cost, nlb);
+                        if (spr) {
+                                interleaved = true;
+                        } else {
+                                c = plan(e, p, s, &mig);
+                                interleaved = interleaved && mig == 0;
+                        }
                         lb_s += c;
                         migrations += mig;
                         memcpy(e->map, e->dest, e->T * sizeof *e->map);

@@ -6,9 +6,10 @@
  * is not, and no plan made from the window's costs can help, since by those costs the mapping is
  * already balanced. What helps is a mapping where the hotspot, wherever it is, falls on every
  * worker at once: neighbours in the task order (which is the program's order of adding them, most
- * often its domain's order) dealt to the workers in turn. The runtime (lbstep.c) and lbomp-sim
- * judge it on the window's timed steps, task by task: the largest worker's time of each step under
- * the current mapping and under the interleaved one.
+ * often its domain's order) dealt to the workers in turn. The runtime (lbstep.c, spread_pays) and
+ * lbomp-sim judge it on the window's timed steps: what each step took (the runtime: its longest
+ * thread, steals included; the simulator, which has no stealing: its largest worker's sum) against
+ * the largest worker's sum of its tasks' times under the interleaving (lbomp__steps_max).
  */
 #include <errno.h>
 #include <stdlib.h>

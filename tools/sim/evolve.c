@@ -168,15 +168,11 @@ static bool timed_balanced(const struct ev *e, double *lam)
 
 /* The window's mean per-step λ against its λ (lbomp__interleave_wanted), as lbstep.c's
  * moves_within reads them. */
-static bool moves_within(const struct ev *e, double *wlam)
+static bool moves_within(struct ev *e, double *wlam)
 {
-        double mx = 0, sum = 0;
-        for (uint32_t w = 0; w < e->P; w++) {
-                double l = e->early_w[w] + e->late_w[w];
-                sum += l;
-                mx = l > mx ? l : mx;
-        }
-        *wlam = sum > 0 ? mx / (sum / e->P) : 1.0;
+        for (uint32_t w = 0; w < e->P; w++)
+                e->load[w] = e->early_w[w] + e->late_w[w];
+        *wlam = lbomp__imbalance(e->load, e->P, NULL, NULL);
         return e->P >= 2 && e->wsteps &&
                lbomp__interleave_wanted(e->lam_sum / (double)e->wsteps, *wlam,
                                         e->w->params.tolerance);
@@ -249,10 +245,9 @@ static double plan_cost(struct ev *e, const struct lbomp__snap *s, bool failed, 
  * A load that moves within the window, as the runtime judges it (lbstep.c, spread_pays): the
  * tasks interleaved (lbomp__interleave) when that lowers the largest worker's time of the timed
  * steps by more than the LB step and the links' added bytes cost over lbomp__auto_horizon steps,
- * or when the tasks are
- * interleaved already — and its λ by the window's costs is within the tolerance or no worse than
- * the mapping's. Returns whether it did: then e->dest holds the interleaving and *cost its LB
- * step's modelled cost.
+ * or when the tasks are interleaved already — and its λ by the window's costs is within the
+ * tolerance or no worse than the mapping's. Returns whether it did: then e->dest holds the
+ * interleaving and *cost its LB step's modelled cost.
  */
 static bool spread(struct ev *e, const struct lbomp__snap *s, double *cost, uint32_t *migrations)
 {
@@ -263,9 +258,10 @@ static bool spread(struct ev *e, const struct lbomp__snap *s, double *cost, uint
         if (lbomp__interleave(s, e->dest) < 0)
                 return false;
         const double *const *sc = (const double *const *)e->tcost;
+        double horizon = lbomp__auto_horizon(e->step, (int)e->o->period);
         double gain = (lbomp__steps_max(s, s->worker, sc, n, e->load) -
                        lbomp__steps_max(s, e->dest, sc, n, e->load)) *
-                      lbomp__auto_horizon(e->step, (int)e->o->period);
+                      horizon;
         struct lbomp__plan pl = {0};
         if (lbomp__plan_begin(&pl, s, e->dest) < 0) {
                 lbomp__plan_free(&pl);
@@ -276,9 +272,7 @@ static bool spread(struct ev *e, const struct lbomp__snap *s, double *cost, uint
         lbomp__plan_free(&pl);
         double links = lbomp__locality_cost(s, e->dest) - lbomp__locality_cost(s, s->worker);
         *cost = plan_cost(e, s, false, false, now_s() - t0, migrations) +
-                (links > 0 ? links * e->o->byte_ns * 1e-9 *
-                                     lbomp__auto_horizon(e->step, (int)e->o->period)
-                           : 0);
+                (links > 0 ? links * e->o->byte_ns * 1e-9 * horizon : 0);
         /* interleaved already: the mapping stays, whatever a plan from the window's costs, which
          * the load has left behind, would say */
         return fits && (gain > *cost || *migrations == 0);

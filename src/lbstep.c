@@ -239,6 +239,7 @@ static void trace_step(struct lbomp *lb, const struct lbomp__lbrec *r)
 }
 
 static void record_only(struct lbomp *lb, double lam, double max, double avg);
+static bool moves_within(const struct lbomp *lb, double *wlam);
 
 /* auto: what it chose and why into the record's note; the when-rule learns the LB step's cost
  * (its data moves are added when they end), the λ it left and the decay it saw. */
@@ -280,6 +281,16 @@ static void auto_skip(struct lbomp *lb)
 {
         struct lbomp__lbs *l = &lb->lbs;
         uint64_t n = l->recs.n;
+        /* a load that moves within the window: the next window's LB step is armed, its timed
+         * steps judge the interleaving (spread_pays) — the when-rule, which arms on an excess
+         * that persisted on one worker once LB steps found nothing to plan, would not see it */
+        double wlam;
+        bool within = moves_within(lb, &wlam);
+        bool suits = l->interleaved && wlam <= 1.0 + lb->cfg.params.tolerance;
+        if (l->spread_wait)
+                l->spread_wait--;
+        else if (within && !suits)
+                l->armed = true;
         record_only(lb, 0, 0, 0);
         if (l->recs.n > n) {
                 struct lbomp__lbrec *r = last_rec(l);
@@ -508,8 +519,14 @@ static void finish(struct lbomp *lb)
         if (lbomp__data_plan(&lb->data, &lb->ws, &lb->tasks, s, p->dest, lb->cfg.move_pages) < 0)
                 l->rc = -ENOMEM;
         r->pub.apply_s = lbomp__mono_s() - t_apply;
-        if (pol == &lbomp__policy_auto && s->hist)
+        if (pol == &lbomp__policy_auto && l->spread) {
+                /* the when-rule learns the interleaving's cost and the λ it left, as a plan's */
+                l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
+                lbomp__auto_when_after(&l->when, l->lb_cost_s, r->pub.imbalance_after,
+                                       l->hist.decay, r->pub.migrations > 0, l->step_lam);
+        } else if (pol == &lbomp__policy_auto && s->hist) {
                 auto_done(lb, r);
+        }
         if (lb->cfg.verbose)
                 lbomp__log("lbomp: LB step %zu after step %llu: %s λ %.3f -> %.3f, %u migrations, "
                            "decision %.3g s",
@@ -682,13 +699,20 @@ void lbomp__lb_begin(struct lbomp *lb)
         double mx, avg, lam = lbomp__window_timed_lambda(&lb->win, &lb->ws, &mx, &avg);
         /* A load that moves within the window reads balanced over it: judged on its steps
          * (spread_pays), on the snapshot the LB step then goes on with; when the interleaving
-         * does not pay, as any load. Not under auto, which decides itself. */
+         * does not pay, as any load. auto too, once its when-rule armed the LB step: no candidate
+         * of its model follows a load that the window's costs do not show. */
         double wlam;
-        bool moving = moves_within(lb, &wlam) && !full && pol != &lbomp__policy_auto;
+        bool moving = moves_within(lb, &wlam) && !full;
         /* a failed snapshot or plan here is met again below, and said there */
         bool spread = moving && build_snapshot(lb) == 0 &&
                       lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb)) == 0 &&
                       spread_pays(lb);
+        if (moving && pol == &lbomp__policy_auto) {
+                /* after 2, 4, ... 32 windows when it did not pay or the tasks were there already */
+                bool moved = spread && l->plan.moves.tasks > 0;
+                l->spread_no = moved ? 0 : l->spread_no < 5 ? l->spread_no + 1 : 5;
+                l->spread_wait = moved ? 0 : 1u << l->spread_no;
+        }
         /* an interleaving the load still suits: balanced over the whole window (its last steps
          * alone may not be, where the load moves) */
         bool suits = l->interleaved && wlam <= 1.0 + lb->cfg.params.tolerance;

@@ -88,6 +88,10 @@ struct lbomp__lbs {
         /* the mapping is the last interleaving: an LB step keeps it while the window's λ (over
          * all its steps) is within the tolerance; a policy's plan that moves tasks clears it */
         bool interleaved;
+        /* auto: a window whose load moves within it arms the next LB step, to judge the
+         * interleaving on that window's timed steps; one that did not pay, or found the tasks
+         * interleaved already, is judged again only after 2^spread_no windows (spread_wait) */
+        uint32_t spread_no, spread_wait;
         int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc; /* what the decentralized run returned */
         bool said_no_time;

@@ -368,6 +368,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
         double steps_s = 0, lb_s = 0, lb_cost = 0;
         uint64_t nlb = 0, nskip = 0, migrations = 0, window_len = (uint64_t)o->period;
         bool armed = false, interleaved = false; /* the mapping is spread()'s */
+        uint32_t spread_no = 0, spread_wait = 0; /* auto: interleavings judged not paying */
         char lbsteps[4096] = "";
         size_t used = 0;
         while (e->step < (uint64_t)o->time_steps) {
@@ -386,9 +387,12 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 /* the window's end: an LB step (auto: when armed) */
                 double lam_t = 0, wlam, c = 0;
                 bool fixed = !is_auto && strcmp(p->name, "none") != 0;
-                bool moving = moves_within(e, &wlam) && fixed;
+                /* auto once its when-rule armed the LB step, as the runtime */
+                bool within = moves_within(e, &wlam);
+                bool moving = within && (fixed || (is_auto && armed));
                 /* an interleaving the load still suits: balanced over the whole window */
                 bool suits = interleaved && wlam <= 1.0 + e->w->params.tolerance;
+                bool arm_next = false;
                 bool balanced =
                         strcmp(p->name, "none") != 0 && (suits || timed_balanced(e, &lam_t));
                 /* a load that moves within the window: the interleaving first, as the runtime */
@@ -396,9 +400,22 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 const struct lbomp__snap *s = moving ? snapshot(e, &h, lb_cost, nlb) : NULL;
                 uint32_t mig = 0;
                 bool spr = moving && spread(e, s, &c, &mig);
+                /* an interleaving that did not pay, or that was there already: judged again
+                 * after 2, 4, ... 32 windows */
+                bool spread_moved = spr && mig > 0;
+                if (is_auto && moving)
+                        spread_no = spread_moved ? 0 : spread_no < 5 ? spread_no + 1 : 5;
+                if (is_auto && moving && !spread_moved)
+                        spread_wait = 1u << spread_no;
                 if (is_auto && !armed) {
                         nskip++;
                         lbomp__auto_when_unarmed(&when);
+                        /* as the runtime (lbstep.c, auto_skip): a load that moves within the
+                         * window arms the next one, whose timed steps judge the interleaving */
+                        if (spread_wait)
+                                spread_wait--;
+                        else if (within && !suits)
+                                arm_next = true;
                 } else if (!spr && balanced) {
                         /* balanced within the tolerance: no plan; auto armed it for nothing */
                         nskip++;
@@ -422,7 +439,13 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                                          "%s%llu", nlb ? "," : "",
                                                          (unsigned long long)(e->step - 1));
                         nlb++;
-                        if (is_auto) {
+                        if (is_auto && spr) {
+                                lb_cost = c;
+                                lbomp__loads(s, e->dest, e->load);
+                                lbomp__auto_when_after(
+                                        &when, c, lbomp__imbalance(e->load, e->P, NULL, NULL),
+                                        h.decay, mig > 0, e->lam_sum / (double)e->wsteps);
+                        } else if (is_auto) {
                                 lb_cost = c;
                                 double m2, a2;
                                 lbomp__loads(s, e->dest, e->load);
@@ -433,7 +456,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                                        h.pays, e->lam_sum / (double)e->wsteps);
                         }
                 }
-                armed = false;
+                armed = arm_next;
                 window_len = (uint64_t)o->period;
                 window_restart(e);
         }

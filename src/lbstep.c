@@ -272,6 +272,7 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
         lbomp__auto_when_after(&l->when, l->lb_cost_s,
                                kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay,
                                kept, l->step_lam);
+        lbomp__auto_when_retry(&l->when, h, lbomp__auto_horizon(UINT64_MAX, lb->cfg.period));
 }
 
 /* auto, at a window's end with no LB step armed: a record that says so, and an imbalance that was

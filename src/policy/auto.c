@@ -331,6 +331,17 @@ bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizo
                 if (lp > w->floor * (1.0 + tol) && mean * (lp - w->floor) > e)
                         e = mean * (lp - w->floor);
         }
+        /* a plan that fell short by its horizon alone: now that the horizon is there, the
+         * excess that persisted, against no floor */
+        if (w->retry_horizon > 0 && horizon >= w->retry_horizon && w->seen >= LBOMP__AUTO_STREAK) {
+                double lp = 1.0 + when_persistent(w);
+                if (lp > 1.0 + tol) {
+                        w->retry_horizon = 0;
+                        w->excess_s = mean * (lp - 1.0);
+                        w->loss_s = w->excess_s * lbomp__auto_persist(w->decay, horizon);
+                        return true;
+                }
+        }
         if (!(e > 0))
                 return false;
         w->excess_s = e;
@@ -354,10 +365,34 @@ void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lam
         w->floor = lambda_after > 1.0 ? lambda_after : 1.0;
         w->decay = clamp(decay, 0, 1);
         w->seen = 0; /* the loads before it say nothing of the mapping it left */
+        w->retry_horizon = 0;
         w->prev_excess = 0;
         w->unarmed = 0;
         if (moved)
                 w->futile = 0;
+}
+
+void lbomp__auto_when_retry(struct lbomp__auto_when *w, const struct lbomp__auto_hist *h,
+                            double max_horizon)
+{
+        w->retry_horizon = 0;
+        double horizon = h->horizon > 0 ? h->horizon : 10;
+        double per = lbomp__auto_persist(h->decay, horizon);
+        if (h->pays || !(h->gain_s > 0) || !(per > 0) || !(h->cost_s > h->gain_s))
+                return;
+        /* the persisting steps the plan's per-step gain needs to beat its cost */
+        double need = h->cost_s / (h->gain_s / per);
+        double p = clamp(1.0 - h->decay, 0, 1), sum = 0, q = 1;
+        for (double k = 1; k <= max_horizon && k <= 10000; k++) {
+                q *= p;
+                sum += q;
+                if (sum > need) {
+                        w->retry_horizon = k;
+                        return;
+                }
+                if (q < 1e-6)
+                        return;
+        }
 }
 
 void lbomp__auto_when_after(struct lbomp__auto_when *w, double cost_s, double lambda_after,

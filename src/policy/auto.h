@@ -149,6 +149,9 @@ struct lbomp__auto_when {
         float *rel;
         uint32_t nw, cap;
         uint64_t seen; /* steps recorded in rel since nw changed or an LB step ran */
+        /* the horizon at which the last LB step's plan, which fell short by its horizon alone,
+         * would pay (lbomp__auto_when_retry); 0: none */
+        double retry_horizon;
 };
 void lbomp__auto_when_init(struct lbomp__auto_when *w);
 void lbomp__auto_when_free(struct lbomp__auto_when *w);
@@ -171,6 +174,16 @@ double *lbomp__auto_when_loads(struct lbomp__auto_when *w, uint32_t n);
  * lbomp__window_persistent_excess, so no plan could follow either).
  */
 bool lbomp__auto_when_step(struct lbomp__auto_when *w, double tol, double horizon);
+/*
+ * After an LB step whose plan did not pay (h: what it judged): when its gain, at the decay it saw,
+ * would beat its cost over a longer horizon the run reaches by `max_horizon` (LBOMP_PERIOD × 8:
+ * lbomp__auto_horizon), the when-rule arms an LB step once the horizon is there and the excess
+ * that persisted on one worker is still beyond the tolerance — whatever the floor, which the plan
+ * that did not pay raised (a lasting imbalance whose moves cost more than the steps gone so far
+ * would win waits for its horizon, not for the floor's back-off).
+ */
+void lbomp__auto_when_retry(struct lbomp__auto_when *w, const struct lbomp__auto_hist *h,
+                            double max_horizon);
 /* After an LB step: its cost, the λ it left, the decay it saw, whether it moved tasks (a move
  * ends a run of LB steps that kept the mapping: lbomp__auto_when_futile). */
 void lbomp__auto_when_done(struct lbomp__auto_when *w, double cost_s, double lambda_after,

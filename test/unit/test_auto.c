@@ -339,6 +339,61 @@ static void test_when_futile(void)
         lbomp__auto_when_free(&w);
 }
 
+/* A plan that fell short by its horizon alone (a lasting imbalance whose moves cost more than the
+ * steps gone so far win): the when-rule arms again once the horizon is there, whatever the floor
+ * the futile LB step raised, if the excess still persisted on one worker; not when the decay
+ * bounds the gain below the cost, nor after a plan that paid, nor on a balanced load. */
+static void test_when_retry(void)
+{
+        struct lbomp__auto_when w;
+        lbomp__auto_when_init(&w);
+        w.ntasks = 128;
+        /* the plan won 7.11 ms over 10 steps against 23.1 ms: it pays over 33 steps */
+        struct lbomp__auto_hist h = {
+                .horizon = 10, .decay = 0, .gain_s = 7.11e-3, .cost_s = 23.1e-3, .pays = false};
+        lbomp__auto_when_done(&w, 100e-6, 1.93, 0, false);
+        lbomp__auto_when_futile(&w, 1.93);
+        lbomp__auto_when_retry(&w, &h, 80);
+        ASSERT_DEQ(w.retry_horizon, 33.0);
+        /* the imbalance stays (λ 1.93 on worker 0, at the floor): not before the horizon */
+        for (int H = 11; H < 33; H++)
+                ASSERT(!when2(&w, 0, 1.93, 1e-3, 0.05, H));
+        ASSERT(when2(&w, 0, 1.93, 1e-3, 0.05, 33));
+        ASSERT(fabs(w.excess_s - 1e-3 * (1 - 1 / 1.93)) < 1e-9);
+        ASSERT_DEQ(w.retry_horizon, 0.0); /* once */
+        /* the retry needs an excess that persisted: gone (balanced), nothing arms */
+        lbomp__auto_when_done(&w, 100e-6, 1.93, 0, false);
+        lbomp__auto_when_futile(&w, 1.93);
+        lbomp__auto_when_retry(&w, &h, 80);
+        for (int s = 0; s < 10; s++)
+                ASSERT(!when2(&w, 0, 1.0, 1e-3, 0.05, 40));
+        /* beyond the longest horizon the run can reach (LBOMP_PERIOD x 8): no retry */
+        lbomp__auto_when_retry(&w, &h, 32);
+        ASSERT_DEQ(w.retry_horizon, 0.0);
+        /* a decay that bounds the gain: 0.5 per step, the sum at most 1 step's gain */
+        h.decay = 0.5;
+        h.gain_s = 7.11e-3 * lbomp__auto_persist(0.5, 10);
+        lbomp__auto_when_retry(&w, &h, 80);
+        ASSERT_DEQ(w.retry_horizon, 0.0);
+        /* a plan that paid, or none gained: no retry */
+        h.decay = 0;
+        h.gain_s = 7.11e-3;
+        h.pays = true;
+        lbomp__auto_when_retry(&w, &h, 80);
+        ASSERT_DEQ(w.retry_horizon, 0.0);
+        h.pays = false;
+        h.gain_s = 0;
+        lbomp__auto_when_retry(&w, &h, 80);
+        ASSERT_DEQ(w.retry_horizon, 0.0);
+        /* an LB step clears it */
+        h.gain_s = 7.11e-3;
+        lbomp__auto_when_retry(&w, &h, 80);
+        ASSERT(w.retry_horizon > 0);
+        lbomp__auto_when_done(&w, 100e-6, 1.0, 0, true);
+        ASSERT_DEQ(w.retry_horizon, 0.0);
+        lbomp__auto_when_free(&w);
+}
+
 /* The policy: on an imbalanced snapshot it moves tasks when that pays; when the LB step costs more
  * than the gain over the horizon, it keeps the mapping; a balanced one is kept. */
 static void test_policy(void)
@@ -404,6 +459,7 @@ int main(void)
         test_when();
         test_when_persist();
         test_when_futile();
+        test_when_retry();
         test_policy();
         printf("auto: ok\n");
         return 0;

@@ -454,6 +454,8 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                 double lam0 = lbomp__imbalance(e->load, e->P, &m2, &a2);
                                 lbomp__auto_when_after(&when, c, h.pays ? after : lam0, h.decay,
                                                        h.pays, e->lam_sum / (double)e->wsteps);
+                                lbomp__auto_when_retry(
+                                        &when, &h, lbomp__auto_horizon(UINT64_MAX, (int)o->period));
                         }
                 }
                 armed = arm_next;

@@ -141,8 +141,11 @@ const char *lbomp__lbrec_note(const struct lbomp__lbrec *r, char *buf, size_t le
                 return buf;
         case LBOMP__NOTE_AUTO_SKIP:
                 snprintf(buf, len,
-                         "auto: no LB step: predicted loss %.3g s <= cost %.3g s (floor λ %.3f)",
-                         r->note_arg[0], r->note_arg[1], r->note_arg[2]);
+                         "auto: no LB step: predicted loss %.3g s <= cost %.3g s (floor λ %.3f)%s",
+                         r->note_arg[0], r->note_arg[1], r->note_arg[2],
+                         r->note_flag ? "; the load moves within the window (λ per step above "
+                                        "λ): the next LB step armed to judge interleaving it"
+                                      : "");
                 return buf;
         case LBOMP__NOTE_TEXT:
         default:
@@ -301,6 +304,7 @@ static void auto_skip(struct lbomp *lb)
                                          ? l->when.lb_cost_s
                                          : lbomp__auto_lb_cost_guess(lb->tasks.nalive);
                 r->note_arg[2] = l->when.floor;
+                r->note_flag = l->armed;
         }
         lbomp__auto_when_unarmed(&l->when);
 }
@@ -631,6 +635,7 @@ static bool spread_pays(struct lbomp *lb)
                 sc[k] = buf + (size_t)k * T;
         uint32_t n = lbomp__window_step_costs(&lb->win, s, lb->clock.ticks_per_s, sc);
         bool pays = false;
+        l->spread_gain = l->spread_cost = NAN; /* not judged */
         if (n && lbomp__interleave(s, l->plan.dest) == 0) {
                 /* what those steps took, stealing included (where steals are cheap they carry
                  * most of a moving load already); the tasks' sums when not kept */
@@ -775,6 +780,12 @@ void lbomp__lb_begin(struct lbomp *lb)
         }
         l->cur = r;
         r->energy_j = r->power_w = NAN;
+        /* judged and not applied: said before what the policy then did */
+        if (moving && !spread && isfinite(l->spread_gain))
+                snprintf(r->note, sizeof r->note,
+                         "the load moves within the window (λ per step %.2f), interleaving it "
+                         "does not pay: gain %.3g <= cost %.3g s or λ worse",
+                         l->step_lam, l->spread_gain, l->spread_cost);
         const lbomp_window_stats_t *ws = lbomp__window_close(&lb->win, &lb->ws, lb->steps);
         if (ws) {
                 r->energy_j = ws->energy_j;

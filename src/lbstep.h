@@ -23,7 +23,8 @@ enum lbomp__note {
         LBOMP__NOTE_TEXT,     /* `note` as written ("" when nothing needs saying) */
         LBOMP__NOTE_BALANCED, /* arg[0]: the tolerance */
         LBOMP__NOTE_NO_PAY,   /* arg[0] gain, arg[1] cost, u periods, flag: cost measured */
-        LBOMP__NOTE_AUTO_SKIP /* arg[0] predicted loss, arg[1] cost, arg[2] floor */
+        LBOMP__NOTE_AUTO_SKIP /* arg[0] predicted loss, arg[1] cost, arg[2] floor; flag: the
+                                 next LB step armed for a load that moves within the window */
 };
 
 /* Everything one LB step records beyond the public fields. */

@@ -12,6 +12,16 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* SANITIZED: built under ASan or TSan (gcc says so with __SANITIZE_*__, clang with
+ * __has_feature), where timings, the allocator and the process size are the sanitizer's. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
 #define FAIL(...)                                                                                  \
         do {                                                                                       \
                 fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \

@@ -17,14 +17,8 @@
 #include "lbomp.h"
 #include "test.h"
 
-/* The sanitizers keep freed memory in quarantine: the process size then says nothing of lbomp's. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
+/* The sanitizers keep freed memory in quarantine: the process size then says nothing of lbomp's
+ * (SANITIZED, test.h). */
 
 #define LIVE    1000
 #define REPLACE 50

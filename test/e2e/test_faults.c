@@ -23,14 +23,6 @@
 #include "lbomp.h"
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 #ifndef SANITIZED
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t m);

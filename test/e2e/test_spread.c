@@ -24,14 +24,7 @@
 /* Under the sanitizers the steals carry this busy-work load (no data to refill) about as well as
  * an interleaving would, and auto, which judges it every 2, 4, ... windows, found it paying in none
  * of three runs once in about 20 (ASan, 2026-11-28): its moving case is checked in the plain
- * build. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
+ * build (SANITIZED, test.h). */
 
 enum kind { MOVING, STAYING, BALANCED };
 

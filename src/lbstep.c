@@ -635,7 +635,6 @@ static bool spread_pays(struct lbomp *lb)
                 sc[k] = buf + (size_t)k * T;
         uint32_t n = lbomp__window_step_costs(&lb->win, s, lb->clock.ticks_per_s, sc);
         bool pays = false;
-        l->spread_gain = l->spread_cost = NAN; /* not judged */
         if (n && lbomp__interleave(s, l->plan.dest) == 0) {
                 /* what those steps took, stealing included (where steals are cheap they carry
                  * most of a moving load already); the tasks' sums when not kept */
@@ -675,6 +674,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->rc = 0;
         l->skip = false;
         l->spread = false;
+        l->spread_gain = l->spread_cost = NAN; /* no interleaving judged (spread_pays) */
         l->cur = NULL;
         l->t_begin = lbomp__mono_s();
         l->step_lam = lbomp__window_step_lambda(&lb->win);

@@ -82,6 +82,21 @@ bool lbomp__interleave_wanted(double step_lambda, double window_lambda, double t
                step_lambda - 1.0 >= 2.0 * (window_lambda - 1.0);
 }
 
+void lbomp__spread_judged(struct lbomp__spread_backoff *b, bool moved)
+{
+        b->no = moved ? 0 : b->no < 5 ? b->no + 1 : 5;
+        b->wait = moved ? 0 : 1u << b->no;
+}
+
+bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits)
+{
+        if (b->wait) {
+                b->wait--;
+                return false;
+        }
+        return within && !suits;
+}
+
 double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
                         const double *const *step_cost, uint32_t nsteps, double *load)
 {

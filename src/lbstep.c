@@ -271,7 +271,6 @@ static void auto_done(struct lbomp *lb, struct lbomp__lbrec *r)
                 f[LBOMP__AF_ABOVE], f[LBOMP__AF_IDLE], f[LBOMP__AF_TASK_LOAD], f[LBOMP__AF_COMM],
                 f[LBOMP__AF_REMOTE], f[LBOMP__AF_STEPVAR], f[LBOMP__AF_DRIFT], f[LBOMP__AF_NUMA],
                 f[LBOMP__AF_GRAIN], f[LBOMP__AF_MOVE], f[LBOMP__AF_AVG_LOAD]);
-        l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
         lbomp__auto_when_after(&l->when, l->lb_cost_s,
                                kept ? r->pub.imbalance_after : r->pub.imbalance_before, h->decay,
                                kept, l->step_lam);
@@ -290,10 +289,9 @@ static void auto_skip(struct lbomp *lb)
          * that persisted on one worker once LB steps found nothing to plan, would not see it */
         double wlam;
         bool within = moves_within(lb, &wlam);
-        bool suits = l->interleaved && wlam <= 1.0 + lb->cfg.params.tolerance;
-        if (l->spread_wait)
-                l->spread_wait--;
-        else if (within && !suits)
+        if (lbomp__spread_arm(
+                    &l->spread_backoff, within,
+                    lbomp__interleave_suits(l->interleaved, wlam, lb->cfg.params.tolerance)))
                 l->armed = true;
         record_only(lb, 0, 0, 0);
         if (l->recs.n > n) {
@@ -524,13 +522,14 @@ static void finish(struct lbomp *lb)
         if (lbomp__data_plan(&lb->data, &lb->ws, &lb->tasks, s, p->dest, lb->cfg.move_pages) < 0)
                 l->rc = -ENOMEM;
         r->pub.apply_s = lbomp__mono_s() - t_apply;
-        if (pol == &lbomp__policy_auto && l->spread) {
-                /* the when-rule learns the interleaving's cost and the λ it left, as a plan's */
+        if (pol == &lbomp__policy_auto && (l->spread || s->hist)) {
                 l->lb_cost_s = r->pub.decision_s + r->pub.apply_s;
-                lbomp__auto_when_after(&l->when, l->lb_cost_s, r->pub.imbalance_after,
-                                       l->hist.decay, r->pub.migrations > 0, l->step_lam);
-        } else if (pol == &lbomp__policy_auto && s->hist) {
-                auto_done(lb, r);
+                /* the when-rule learns the interleaving's cost and the λ it left, as a plan's */
+                if (l->spread)
+                        lbomp__auto_when_after(&l->when, l->lb_cost_s, r->pub.imbalance_after,
+                                               l->hist.decay, r->pub.migrations > 0, l->step_lam);
+                else
+                        auto_done(lb, r);
         }
         if (lb->cfg.verbose)
                 lbomp__log("lbomp: LB step %zu after step %llu: %s λ %.3f -> %.3f, %u migrations, "
@@ -713,15 +712,9 @@ void lbomp__lb_begin(struct lbomp *lb)
         bool spread = moving && build_snapshot(lb) == 0 &&
                       lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb)) == 0 &&
                       spread_pays(lb);
-        if (moving && pol == &lbomp__policy_auto) {
-                /* after 2, 4, ... 32 windows when it did not pay or the tasks were there already */
-                bool moved = spread && l->plan.moves.tasks > 0;
-                l->spread_no = moved ? 0 : l->spread_no < 5 ? l->spread_no + 1 : 5;
-                l->spread_wait = moved ? 0 : 1u << l->spread_no;
-        }
-        /* an interleaving the load still suits: balanced over the whole window (its last steps
-         * alone may not be, where the load moves) */
-        bool suits = l->interleaved && wlam <= 1.0 + lb->cfg.params.tolerance;
+        if (moving && pol == &lbomp__policy_auto)
+                lbomp__spread_judged(&l->spread_backoff, spread && l->plan.moves.tasks > 0);
+        bool suits = lbomp__interleave_suits(l->interleaved, wlam, lb->cfg.params.tolerance);
         if (!spread && !full && avg > 0 && (lam <= 1.0 + lb->cfg.params.tolerance || suits)) {
                 record_only(lb, lam, mx, avg);
                 quiet_after(lb, false);

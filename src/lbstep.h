@@ -91,8 +91,8 @@ struct lbomp__lbs {
         bool interleaved;
         /* auto: a window whose load moves within it arms the next LB step, to judge the
          * interleaving on that window's timed steps; one that did not pay, or found the tasks
-         * interleaved already, is judged again only after 2^spread_no windows (spread_wait) */
-        uint32_t spread_no, spread_wait;
+         * interleaved already, is judged again only after 2, 4 … 32 windows */
+        struct lbomp__spread_backoff spread_backoff;
         int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc; /* what the decentralized run returned */
         bool said_no_time;

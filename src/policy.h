@@ -254,6 +254,22 @@ bool lbomp__interleave_wanted(double step_lambda, double window_lambda, double t
  * (10 GB/s: a copy inside a node). */
 #define LBOMP__BYTE_S_GUESS 1e-10
 int lbomp__interleave(const struct lbomp__snap *s, uint32_t *dest);
+/* Whether an interleaving in place still suits the load: balanced over the whole window (its last
+ * steps alone may not be, where the load moves). */
+static inline bool lbomp__interleave_suits(bool interleaved, double window_lambda, double tolerance)
+{
+        return interleaved && window_lambda <= 1.0 + tolerance;
+}
+/* auto's back-off for judging the interleaving (lbstep.c and lbomp-sim alike): a judgment that did
+ * not move tasks (it did not pay, or they were interleaved already) makes the next wait 2, 4 … 32
+ * windows; one that moved them, none. lbomp__spread_judged after a judgment;
+ * lbomp__spread_arm at the end of a window auto did not arm: whether the next one is armed for
+ * a judgment (the load moves within the window, `within`, and no interleaving suits it). */
+struct lbomp__spread_backoff {
+        uint32_t no, wait;
+};
+void lbomp__spread_judged(struct lbomp__spread_backoff *b, bool moved);
+bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits);
 double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
                         const double *const *step_cost, uint32_t nsteps, double *load);
 

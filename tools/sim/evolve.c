@@ -367,8 +367,8 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
         when.ntasks = e->T;
         double steps_s = 0, lb_s = 0, lb_cost = 0;
         uint64_t nlb = 0, nskip = 0, migrations = 0, window_len = (uint64_t)o->period;
-        bool armed = false, interleaved = false; /* the mapping is spread()'s */
-        uint32_t spread_no = 0, spread_wait = 0; /* auto: interleavings judged not paying */
+        bool armed = false, interleaved = false;    /* the mapping is spread()'s */
+        struct lbomp__spread_backoff backoff = {0}; /* auto's, between its judgments */
         char lbsteps[4096] = "";
         size_t used = 0;
         while (e->step < (uint64_t)o->time_steps) {
@@ -390,8 +390,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 /* auto once its when-rule armed the LB step, as the runtime */
                 bool within = moves_within(e, &wlam);
                 bool moving = within && (fixed || (is_auto && armed));
-                /* an interleaving the load still suits: balanced over the whole window */
-                bool suits = interleaved && wlam <= 1.0 + e->w->params.tolerance;
+                bool suits = lbomp__interleave_suits(interleaved, wlam, e->w->params.tolerance);
                 bool arm_next = false;
                 bool balanced =
                         strcmp(p->name, "none") != 0 && (suits || timed_balanced(e, &lam_t));
@@ -400,22 +399,14 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 const struct lbomp__snap *s = moving ? snapshot(e, &h, lb_cost, nlb) : NULL;
                 uint32_t mig = 0;
                 bool spr = moving && spread(e, s, &c, &mig);
-                /* an interleaving that did not pay, or that was there already: judged again
-                 * after 2, 4, ... 32 windows */
-                bool spread_moved = spr && mig > 0;
                 if (is_auto && moving)
-                        spread_no = spread_moved ? 0 : spread_no < 5 ? spread_no + 1 : 5;
-                if (is_auto && moving && !spread_moved)
-                        spread_wait = 1u << spread_no;
+                        lbomp__spread_judged(&backoff, spr && mig > 0);
                 if (is_auto && !armed) {
                         nskip++;
                         lbomp__auto_when_unarmed(&when);
                         /* as the runtime (lbstep.c, auto_skip): a load that moves within the
                          * window arms the next one, whose timed steps judge the interleaving */
-                        if (spread_wait)
-                                spread_wait--;
-                        else if (within && !suits)
-                                arm_next = true;
+                        arm_next = lbomp__spread_arm(&backoff, within, suits);
                 } else if (!spr && balanced) {
                         /* balanced within the tolerance: no plan; auto armed it for nothing */
                         nskip++;

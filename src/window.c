@@ -392,6 +392,31 @@ double lbomp__window_timed_run_max(const struct lbomp__window *win, uint32_t n)
         return got == n ? sum / n : 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+double lbomp__window_run_median(const struct lbomp__window *win, uint32_t skip, uint32_t *n)
+{
+        double v[LBOMP__RUN_MEDIAN_MAX];
+        uint32_t got = 0;
+        for (uint64_t i = win->steprecs.n;
+             i-- > win->first + skip && got < LBOMP__RUN_MEDIAN_MAX;) {
+                const struct lbomp__steprec *rec = lbomp__window_steprec(win, i);
+                if (!rec)
+                        break;
+                if (rec->clean)
+                        v[got++] = rec->run_max_s;
+        }
+        *n = got;
+        if (!got)
+                return 0;
+        qsort(v, got, sizeof *v, by_value);
+        return got % 2 ? v[got / 2] : 0.5 * (v[got / 2 - 1] + v[got / 2]);
+}
+
 uint32_t lbomp__window_step_costs(const struct lbomp__window *win, const struct lbomp__snap *s,
                                   double ticks_per_s, double *const *step_cost)
 {

@@ -195,6 +195,13 @@ void lbomp__window_aggregate_pending(struct lbomp__window *win, struct lbomp__wo
 /* The mean over the window's last n clean timed steps of the longest a thread ran in each
  * (seconds): what those steps took, stealing included. 0 when there are fewer than n. */
 double lbomp__window_timed_run_max(const struct lbomp__window *win, uint32_t n);
+/* The median of the same over the window's clean steps from its (skip + 1)-th on, timed or not
+ * (*n of them: the last LBOMP__RUN_MEDIAN_MAX whose records are still kept): what a step took
+ * under the window's mapping, the first ones after an LB step, which refill the caches of the
+ * tasks it moved, left out, and a step slowed by the machine (a descheduled thread) not weighing
+ * more than any other. 0 with none. */
+#define LBOMP__RUN_MEDIAN_MAX 64
+double lbomp__window_run_median(const struct lbomp__window *win, uint32_t skip, uint32_t *n);
 /*
  * The snapshot's tasks' times in each of the window's timed steps (seconds, reference units),
  * into step_cost[k][t] for k < the returned count: the runs kept of every task (at most

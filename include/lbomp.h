@@ -536,6 +536,11 @@ typedef struct lbomp_lb_stats {
          * window's timed steps by more than it costs over the steps it lasts (README, "Loads that
          * move within a window"); the note of the report says the gain and the cost. */
         int interleaved;
+        /* Since 0.2. 1 when this LB step put the tasks back where they were before the last
+         * interleaving, whose window ran its steps more than 2 % slower than the window it was
+         * judged on (README, "Interleavings on probation"); the next interleaving then waits 2, 4
+         * … 32 LB steps. */
+        int interleave_undone;
 } lbomp_lb_stats_t;
 
 /** What one window (the steps between two balancer runs) measured. */

@@ -97,6 +97,24 @@ bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits)
         return within && !suits;
 }
 
+bool lbomp__probe_open(struct lbomp__probe *p)
+{
+        if (!p->wait)
+                return true;
+        p->wait--;
+        return false;
+}
+
+bool lbomp__probe_verdict(struct lbomp__probe *p, double after, uint32_t n)
+{
+        p->pending = false;
+        p->after = after;
+        bool undo = n >= 2 && p->before > 0 && after > p->before * (1.0 + LBOMP__PROBE_TOL);
+        p->no = undo ? (p->no < 5 ? p->no + 1 : 5) : 0;
+        p->wait = undo ? 1u << p->no : 0;
+        return undo;
+}
+
 double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
                         const double *const *step_cost, uint32_t nsteps, double *load)
 {

@@ -66,6 +66,7 @@ void lbomp__lbs_free(struct lbomp__lbs *l)
         free(l->slot_cost);
         free(l->snap_ids);
         free(l->auto_w);
+        free(l->probe.map);
         lbomp__auto_when_free(&l->when);
         if (lbomp__trace_close(l->trace) < 0)
                 lbomp__log("lbomp: LBOMP_TRACE: closing the trace failed; its last record may be "
@@ -243,6 +244,7 @@ static void trace_step(struct lbomp *lb, const struct lbomp__lbrec *r)
 
 static void record_only(struct lbomp *lb, double lam, double max, double avg);
 static bool moves_within(const struct lbomp *lb, double *wlam);
+static void probe_start(struct lbomp *lb);
 
 /* auto: what it chose and why into the record's note; the when-rule learns the LB step's cost
  * (its data moves are added when they end), the λ it left and the decay it saw. */
@@ -290,7 +292,7 @@ static void auto_skip(struct lbomp *lb)
         double wlam;
         bool within = moves_within(lb, &wlam);
         if (lbomp__spread_arm(
-                    &l->spread_backoff, within,
+                    &l->spread_backoff, within && !l->probe.wait,
                     lbomp__interleave_suits(l->interleaved, wlam, lb->cfg.params.tolerance)))
                 l->armed = true;
         record_only(lb, 0, 0, 0);
@@ -480,7 +482,9 @@ static void finish(struct lbomp *lb)
         }
         r->pub.imbalance_after = p->lambda_new;
         r->pub.migrations = p->moves.tasks;
-        l->interleaved = l->spread || (l->interleaved && p->moves.tasks == 0);
+        l->interleaved = !l->undo && (l->spread || (l->interleaved && p->moves.tasks == 0));
+        if (l->spread && !l->undo && p->moves.tasks > 0 && r->pub.error == 0)
+                probe_start(lb);
         quiet_after(lb, p->moves.tasks > 0);
         r->pub.migrated_bytes = p->moves.bytes;
         r->pub.node_migrations = p->moves.node_tasks;
@@ -611,6 +615,57 @@ static bool moves_within(const struct lbomp *lb, double *wlam)
                lbomp__interleave_wanted(l->step_lam, *wlam, lb->cfg.params.tolerance);
 }
 
+/* The steps of a window an interleaving is judged by (policy.h, struct lbomp__probe): the first
+ * LBOMP__PROBE_SKIP left out, which refill the caches of the tasks the last LB step moved, where
+ * the window has enough. */
+static uint32_t probe_skip(const struct lbomp *lb)
+{
+        return lb->win.steps > 2 * LBOMP__PROBE_SKIP + 1 ? LBOMP__PROBE_SKIP : 0;
+}
+
+/* An interleaving moved tasks (finish, before the plan is applied): each task slot's worker
+ * before it, to put them back if the window after it runs slower. No room: no probation. */
+static void probe_start(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        struct lbomp__probe *pr = &l->probe;
+        const struct lbomp__snap *s = l->snap;
+        uint32_t n = lb->tasks.nslots;
+        if (n > pr->cap) {
+                if (LBOMP__GROW(pr->map, n)) {
+                        if (lb->cfg.verbose)
+                                lbomp__log("lbomp: no memory to keep the mapping before an "
+                                           "interleaving: it is not on probation");
+                        return;
+                }
+                pr->cap = n;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                pr->map[i] = UINT32_MAX;
+        for (uint32_t t = 0; t < s->ntasks; t++)
+                if (s->id[t] < n)
+                        pr->map[s->id[t]] = s->worker[t];
+        pr->pending = pr->before > 0;
+        /* auto: the next window is timed and its LB step runs, to judge it */
+        if (lb->cfg.policy == &lbomp__policy_auto && pr->pending)
+                l->armed = true;
+}
+
+/* The undo of an interleaving that made the steps slower (policy.h, struct lbomp__probe): every
+ * task back on its worker from before it; tasks added since stay where they are. */
+static void probe_undo(struct lbomp *lb)
+{
+        struct lbomp__lbs *l = &lb->lbs;
+        const struct lbomp__snap *s = l->snap;
+        const struct lbomp__probe *pr = &l->probe;
+        for (uint32_t t = 0; t < s->ntasks; t++) {
+                uint32_t id = s->id[t], w = id < pr->cap ? pr->map[id] : UINT32_MAX;
+                l->plan.dest[t] = w < s->nworkers ? w : s->worker[t];
+        }
+        lbomp__plan_evaluate(&l->plan);
+        l->spread = l->undo = true;
+}
+
 /*
  * A load that moves within the window: the tasks interleaved over the workers (lbomp__interleave,
  * into the plan's destinations) when that lowers the window's timed steps — what they took, the
@@ -618,8 +673,10 @@ static bool moves_within(const struct lbomp *lb, double *wlam)
  * each under the interleaving — by more than the LB step, the moves and the links' added bytes ×
  * distance at every step cost over the steps it would last (lbomp__auto_horizon, as auto's gain),
  * and its λ by the window's costs is within the tolerance or no worse than the mapping's. The
- * moves' bytes at the per-byte cost data moves measured, LBOMP__BYTE_S_GUESS before any. Tasks
- * interleaved already stay so. Otherwise the LB step goes on as for any load.
+ * moves' bytes at the per-byte cost data moves measured, LBOMP__BYTE_S_GUESS before any; or, on
+ * trial, when by that estimate its steps are at most LBOMP__PROBE_BAND longer (policy.h, struct
+ * lbomp__probe: the window after it decides). Tasks interleaved already stay so. Otherwise the LB
+ * step goes on as for any load.
  */
 static bool spread_pays(struct lbomp *lb)
 {
@@ -641,6 +698,7 @@ static bool spread_pays(struct lbomp *lb)
                 if (!(now > 0))
                         now = lbomp__steps_max(s, s->worker, (const double *const *)sc, n, load);
                 double then = lbomp__steps_max(s, l->plan.dest, (const double *const *)sc, n, load);
+                l->spread_now = now;
                 lbomp__plan_evaluate(&l->plan);
                 double byte_s = l->byte_s > 0 ? l->byte_s : LBOMP__BYTE_S_GUESS;
                 l->spread_horizon = lbomp__auto_horizon(lb->steps, lb->cfg.period);
@@ -658,6 +716,15 @@ static bool spread_pays(struct lbomp *lb)
                 double tol = 1.0 + lb->cfg.params.tolerance;
                 bool fits = l->plan.lambda_new <= tol || l->plan.lambda_new <= l->plan.lambda;
                 pays = fits && (l->spread_gain > l->spread_cost || l->plan.moves.tasks == 0);
+                /* on probation (policy.h, struct lbomp__probe), an interleaving the estimate
+                 * cannot tell from the mapping (its steps at most LBOMP__PROBE_BAND longer) is
+                 * tried: the estimate misses what steals and caches do, both ways */
+                l->trial = !pays && fits && now > 0 && then <= (1.0 + LBOMP__PROBE_BAND) * now;
+                pays = pays || l->trial;
+                uint32_t nb;
+                l->probe.before = lbomp__window_run_median(&lb->win, probe_skip(lb), &nb);
+                if (nb < 2)
+                        l->probe.before = 0; /* too few steps to compare with: kept unjudged */
         }
         if (!pays)
                 lbomp__plan_keep(&l->plan);
@@ -672,7 +739,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         const struct lbomp__policy *pol = lb->cfg.policy;
         l->rc = 0;
         l->skip = false;
-        l->spread = false;
+        l->spread = l->undo = l->trial = false;
         l->spread_gain = l->spread_cost = NAN; /* no interleaving judged (spread_pays) */
         l->cur = NULL;
         l->t_begin = lbomp__mono_s();
@@ -688,7 +755,10 @@ void lbomp__lb_begin(struct lbomp *lb)
         bool armed = l->armed;
         l->armed = false;
         l->auto_period = 0;
-        if (pol == &lbomp__policy_auto && !armed && !l->trace && !l->keep_costs && !lb->chunks) {
+        /* an interleaving on probation is judged now; a back-off after one undone counts down */
+        bool probe = l->probe.pending, open = lbomp__probe_open(&l->probe);
+        if (pol == &lbomp__policy_auto && !armed && !probe && !l->trace && !l->keep_costs &&
+            !lb->chunks) {
                 auto_skip(lb);
                 return;
         }
@@ -707,11 +777,19 @@ void lbomp__lb_begin(struct lbomp *lb)
          * does not pay, as any load. auto too, once its when-rule armed the LB step: no candidate
          * of its model follows a load that the window's costs do not show. */
         double wlam;
-        bool moving = moves_within(lb, &wlam) && !full;
+        bool within = moves_within(lb, &wlam);
+        uint32_t nafter = 0;
+        double after = probe ? lbomp__window_run_median(&lb->win, probe_skip(lb), &nafter) : 0;
+        bool undo = probe && !full && lbomp__probe_verdict(&l->probe, after, nafter);
+        bool moving = within && !full && !undo && open;
+        if (probe && !undo && lb->cfg.verbose)
+                lbomp__log("lbomp: the interleaving stays: the steps after it took %.3g s against "
+                           "%.3g s before it",
+                           after, l->probe.before);
         /* a failed snapshot or plan here is met again below, and said there */
-        bool spread = moving && build_snapshot(lb) == 0 &&
+        bool spread = (moving || undo) && build_snapshot(lb) == 0 &&
                       lbomp__plan_begin(&l->plan, l->snap, lbomp__snap_dest(l->sb)) == 0 &&
-                      spread_pays(lb);
+                      (undo ? (probe_undo(lb), true) : spread_pays(lb));
         if (moving && pol == &lbomp__policy_auto)
                 lbomp__spread_judged(&l->spread_backoff, spread && l->plan.moves.tasks > 0);
         bool suits = lbomp__interleave_suits(l->interleaved, wlam, lb->cfg.params.tolerance);
@@ -799,13 +877,30 @@ void lbomp__lb_begin(struct lbomp *lb)
         for (uint32_t t = 0; t < l->snap->ntasks; t++)
                 measured += l->snap->cost[t];
         l->skip = l->snap->ntasks > 0 && !(measured > 0);
-        if (spread) {
+        if (l->undo) {
+                r->pub.interleave_undone = 1;
+                snprintf(r->note, sizeof r->note,
+                         "spread: interleaving undone: the steps after it took %.3g s against "
+                         "%.3g s before it (x %.3f): tasks back where they were, the next "
+                         "interleaving after %u LB steps",
+                         l->probe.after, l->probe.before, l->probe.after / l->probe.before,
+                         l->probe.wait);
+                if (lb->cfg.verbose)
+                        lbomp__log("lbomp: LB step %zu: %s", (size_t)l->recs.n - 1, r->note);
+        } else if (spread) {
                 r->pub.interleaved = 1;
                 if (l->plan.moves.tasks == 0)
                         snprintf(r->note, sizeof r->note,
                                  "spread: the load moves within the window (λ per step %.2f): "
                                  "interleaved already, mapping kept",
                                  l->step_lam);
+                else if (l->trial)
+                        snprintf(r->note, sizeof r->note,
+                                 "spread: the load moves within the window (λ per step %.2f): "
+                                 "interleaved on trial, gain %.3g <= cost %.3g s over %.0f steps "
+                                 "(steps %+.0f %% by the estimate)",
+                                 l->step_lam, l->spread_gain, l->spread_cost, l->spread_horizon,
+                                 -100.0 * l->spread_gain / l->spread_horizon / l->spread_now);
                 else
                         snprintf(r->note, sizeof r->note,
                                  "spread: the load moves within the window (λ per step %.2f): "

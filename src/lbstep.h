@@ -86,6 +86,7 @@ struct lbomp__lbs {
          * policy's (spread_pays) */
         bool spread;
         double spread_gain, spread_cost, spread_horizon;
+        double spread_now; /* what the judged steps took (spread_pays), seconds per step */
         /* the mapping is the last interleaving: an LB step keeps it while the window's λ (over
          * all its steps) is within the tolerance; a policy's plan that moves tasks clears it */
         bool interleaved;
@@ -93,6 +94,11 @@ struct lbomp__lbs {
          * interleaving on that window's timed steps; one that did not pay, or found the tasks
          * interleaved already, is judged again only after 2, 4 … 32 windows */
         struct lbomp__spread_backoff spread_backoff;
+        /* The last interleaving that moved tasks, on probation (policy.h, struct lbomp__probe);
+         * `undo`: this LB step's plan puts the tasks back where they were before it; `trial`:
+         * this LB step's interleaving is tried though its estimated gain did not cover its cost */
+        struct lbomp__probe probe;
+        bool undo, trial;
         int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc; /* what the decentralized run returned */
         bool said_no_time;

@@ -272,6 +272,37 @@ void lbomp__spread_judged(struct lbomp__spread_backoff *b, bool moved);
 bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits);
 double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
                         const double *const *step_cost, uint32_t nsteps, double *load);
+/*
+ * An interleaving on probation (the runtime's, lbstep.c; lbomp-sim's estimate is exact, it needs
+ * none). The estimate judges an interleaving on the costs the tasks had where they ran; tasks that
+ * own data run slower on a worker whose cache does not hold it, and steals, which already carried
+ * part of the moving load, refill caches the estimate does not see. So every interleaving that
+ * moves tasks is checked on the window after it: its median step (the longest thread of each,
+ * the first LBOMP__PROBE_SKIP left out) against that of the window it was judged on; when it took
+ * more than LBOMP__PROBE_TOL longer, the next LB step puts every task back on the worker it had
+ * before (`map`, by task slot) and the next interleaving waits 2, 4 … 32 LB steps (`backoff`,
+ * lbomp__probe_verdict). With that net, an interleaving the estimate finds short of paying for
+ * itself is tried when, by the estimate, its steps would be at most LBOMP__PROBE_BAND longer than
+ * they were (lbstep.c, spread_pays): steps whose stolen tasks refilled their caches weigh those
+ * tasks as they ran stolen, and an interleaving that ends the stealing runs them faster.
+ */
+#define LBOMP__PROBE_TOL  0.02
+#define LBOMP__PROBE_BAND 0.10
+#define LBOMP__PROBE_SKIP 2
+struct lbomp__probe {
+        bool pending;  /* an interleaving moved tasks at the last LB step */
+        double before; /* the median step of the window it was judged on, seconds */
+        double after;  /* the window after it, once judged */
+        uint32_t *map; /* [cap] each task slot's worker before it (UINT32_MAX: no task) */
+        uint32_t cap;
+        uint32_t no, wait; /* undone in a row; LB steps before the next interleaving */
+};
+/* At an LB step: whether an interleaving may move tasks (no back-off holds); counts the wait
+ * down. */
+bool lbomp__probe_open(struct lbomp__probe *p);
+/* The verdict on the pending interleaving from the median step of the window after it (`after`, of
+ * `n` steps; fewer than 2 keep it): true when it is to be undone. Sets the back-off. */
+bool lbomp__probe_verdict(struct lbomp__probe *p, double after, uint32_t n);
 
 /* sort.c. Task indices heaviest first, ties by the lower index (radix sort, exact): the first
  * returns all of them in a new array (NULL when out of memory), the second sorts `tasks` in

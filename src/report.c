@@ -607,8 +607,9 @@ static void json(const struct lbomp *lb, FILE *out)
                 fprintf(out, ",\"data_error\":%d,\"plan_rejected\":%s,\"imbalance_planned\":",
                         r->pub.data_error, r->pub.plan_rejected ? "true" : "false");
                 json_num(out, r->pub.imbalance_planned);
-                fprintf(out,
-                        ",\"interleaved\":%s,\"note\":", r->pub.interleaved ? "true" : "false");
+                fprintf(out, ",\"interleaved\":%s,\"interleave_undone\":%s,\"note\":",
+                        r->pub.interleaved ? "true" : "false",
+                        r->pub.interleave_undone ? "true" : "false");
                 json_str(out, lbomp__lbrec_note(r, note, sizeof note));
                 fprintf(out, ",\"messages\":%llu,\"rounds\":%u,\"error\":%d",
                         (unsigned long long)r->pub.messages, r->pub.rounds, r->pub.error);

@@ -7,7 +7,11 @@
  *  - when it is wanted: the window's per-step λ at least 1 + 4 × the tolerance and its excess at
  *    least twice the window's;
  *  - the per-step maxima it is judged on: a hotspot of two tasks going round eight in four steps
- *    costs blocks 22 a step and the interleaving 13.
+ *    costs blocks 22 a step and the interleaving 13;
+ *  - the probation of an interleaving (struct lbomp__probe): kept when the window after it runs
+ *    its steps at most 2 % slower, or with too few steps to tell (fewer than 2, or none before);
+ *    undone beyond that, the next interleaving then waiting 2, 4 … 32 LB steps, counted down one
+ *    per LB step; one kept ends the back-off's growth.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +103,38 @@ static void steps_max(void)
         synth_free(&y);
 }
 
+static void probation(void)
+{
+        struct lbomp__probe p = {.pending = true, .before = 1.0};
+        ASSERT(!lbomp__probe_verdict(&p, 1.02, 8)); /* within 2 %: kept */
+        ASSERT(!p.pending);
+        ASSERT_EQ(p.wait, 0);
+        ASSERT(lbomp__probe_open(&p));
+        p.pending = true;
+        ASSERT(!lbomp__probe_verdict(&p, 5.0, 1)); /* one step: too few to tell */
+        p.before = 0;
+        ASSERT(!lbomp__probe_verdict(&p, 5.0, 8)); /* nothing before to compare with */
+        p.before = 1.0;
+        uint32_t want[] = {2, 4, 8, 16, 32, 32};
+        for (int k = 0; k < 6; k++) {
+                p.pending = true;
+                ASSERT(lbomp__probe_verdict(&p, 1.03, 8)); /* 3 % slower: undone */
+                ASSERT_EQ(p.wait, want[k]);
+                ASSERT_DEQ(p.after, 1.03);
+                for (uint32_t i = 0; i < want[k]; i++)
+                        ASSERT(!lbomp__probe_open(&p)); /* held for want[k] LB steps */
+                ASSERT(lbomp__probe_open(&p));
+        }
+        p.pending = true;
+        ASSERT(!lbomp__probe_verdict(&p, 0.9, 8)); /* kept: the back-off starts again at 2 */
+        p.pending = true;
+        ASSERT(lbomp__probe_verdict(&p, 1.1, 8));
+        ASSERT_EQ(p.wait, 2);
+}
+
 int main(void)
 {
+        probation();
         equal_speeds_round_robin();
         speeds_share();
         wanted();

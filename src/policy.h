@@ -280,7 +280,7 @@ double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
  * moves tasks is checked on the window after it: its median step (the longest thread of each,
  * the first LBOMP__PROBE_SKIP left out) against that of the window it was judged on; when it took
  * more than LBOMP__PROBE_TOL longer, the next LB step puts every task back on the worker it had
- * before (`map`, by task slot) and the next interleaving waits 2, 4 … 32 LB steps (`backoff`,
+ * before (`map`, by task slot) and the next interleaving waits 2, 4 … 32 LB steps (`no`, `wait`;
  * lbomp__probe_verdict). With that net, an interleaving the estimate finds short of paying for
  * itself is tried when, by the estimate, its steps would be at most LBOMP__PROBE_BAND longer than
  * they were (lbstep.c, spread_pays): steps whose stolen tasks refilled their caches weigh those

@@ -392,12 +392,6 @@ double lbomp__window_timed_run_max(const struct lbomp__window *win, uint32_t n)
         return got == n ? sum / n : 0;
 }
 
-static int by_value(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
-}
-
 double lbomp__window_run_median(const struct lbomp__window *win, uint32_t skip, uint32_t *n)
 {
         double v[LBOMP__RUN_MEDIAN_MAX];
@@ -413,7 +407,7 @@ double lbomp__window_run_median(const struct lbomp__window *win, uint32_t skip, 
         *n = got;
         if (!got)
                 return 0;
-        qsort(v, got, sizeof *v, by_value);
+        sort_few(v, got);
         return got % 2 ? v[got / 2] : 0.5 * (v[got / 2 - 1] + v[got / 2]);
 }
 

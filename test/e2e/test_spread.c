@@ -13,14 +13,15 @@
  * same moving hotspot, but each task runs 4 x slower on a thread other than the one that first ran
  * it (as a task whose data lives in that thread's cache or node would), without stealing:
  * interleaving moves half of them, so the window after it runs slower than the one it was judged
- * on (by the costs measured where the tasks ran, it pays), and the next LB step
- * puts them back (lbomp_lb_stats_t.interleave_undone), whatever the estimate said; an interleaving
- * that helps (the moving case) is not undone but by noise, and never twice in a row.
+ * on (by the costs measured where the tasks ran, it pays), and the next LB step puts them back
+ * (lbomp_lb_stats_t.interleave_undone), whatever the estimate said; an interleaving that helps
+ * (the moving case) is not undone but by noise, and never twice in a row.
  */
-#include <stdbool.h>
 #include <omp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lbomp.h"
 #include "test.h"
@@ -75,11 +76,14 @@ static void run_undo(enum kind k, const char *policy, long steps, int *interleav
         lbomp_t *lb;
         /* OWNED: no stealing, whose thieves would run tasks off their first thread too and blur
          * the costs the estimate reads (it then often finds the interleaving not paying) */
+        const char *env = getenv("LBOMP_STEAL");
+        char *was = env ? strdup(env) : NULL;
         if (k == OWNED)
                 ASSERT_EQ(setenv("LBOMP_STEAL", "off", 1), 0);
         ASSERT_EQ(lbomp_create(&lb), 0);
-        if (k == OWNED)
-                ASSERT_EQ(unsetenv("LBOMP_STEAL"), 0);
+        if (k == OWNED) /* the caller's setting back, for the other cases */
+                ASSERT_EQ(was ? setenv("LBOMP_STEAL", was, 1) : unsetenv("LBOMP_STEAL"), 0);
+        free(was);
         if (policy)
                 ASSERT_EQ(lbomp_set_policy(lb, policy), 0);
         ASSERT_EQ(lbomp_set_workers(lb, 2), 0);

@@ -27,6 +27,10 @@ import statistics as st
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from defaults import l2probe  # noqa: E402
+from runner import rotated  # noqa: E402
+
 
 def variant(text):
     label, _, rest = text.partition("=")
@@ -37,14 +41,6 @@ def variant(text):
             raise argparse.ArgumentTypeError(f"variant {text!r}: expected LABEL=VAR=VALUE[,VAR=VALUE…]")
         env[k] = v
     return label, env
-
-
-def face(build):
-    out = subprocess.run([os.path.join(build, "bench", "l2share")], capture_output=True, text=True)
-    try:
-        return "near" if float(out.stdout.split("ratio")[-1].strip()) < 2.0 else "far"
-    except ValueError:
-        return "unknown"
 
 
 def main():
@@ -60,10 +56,10 @@ def main():
     runs = collections.defaultdict(lambda: collections.defaultdict(list))
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in range(a.rounds):
-        f = face(a.build)
-        k = r % len(a.variants)
+        ratio = l2probe(a)
+        f = "unknown" if ratio is None else "near" if ratio < 2.0 else "far"
         got = {}
-        for label, env in a.variants[k:] + a.variants[:k]:
+        for label, env in rotated(a.variants, r):
             e = dict(base_env)
             e.update(env)
             extra = ["--baseline", e.pop("BASELINE")] if "BASELINE" in e else []

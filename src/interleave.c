@@ -88,21 +88,17 @@ void lbomp__spread_judged(struct lbomp__spread_backoff *b, bool moved)
         b->wait = moved ? 0 : 1u << b->no;
 }
 
-bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits)
+bool lbomp__spread_open(struct lbomp__spread_backoff *b)
 {
-        if (b->wait) {
-                b->wait--;
-                return false;
-        }
-        return within && !suits;
+        if (!b->wait)
+                return true;
+        b->wait--;
+        return false;
 }
 
-bool lbomp__probe_open(struct lbomp__probe *p)
+bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits)
 {
-        if (!p->wait)
-                return true;
-        p->wait--;
-        return false;
+        return lbomp__spread_open(b) && within && !suits;
 }
 
 bool lbomp__probe_verdict(struct lbomp__probe *p, double after, uint32_t n)
@@ -110,8 +106,7 @@ bool lbomp__probe_verdict(struct lbomp__probe *p, double after, uint32_t n)
         p->pending = false;
         p->after = after;
         bool undo = n >= 2 && p->before > 0 && after > p->before * (1.0 + LBOMP__PROBE_TOL);
-        p->no = undo ? (p->no < 5 ? p->no + 1 : 5) : 0;
-        p->wait = undo ? 1u << p->no : 0;
+        lbomp__spread_judged(&p->backoff, !undo);
         return undo;
 }
 

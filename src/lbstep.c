@@ -292,7 +292,7 @@ static void auto_skip(struct lbomp *lb)
         double wlam;
         bool within = moves_within(lb, &wlam);
         if (lbomp__spread_arm(
-                    &l->spread_backoff, within && !l->probe.wait,
+                    &l->spread_backoff, within && !l->probe.backoff.wait,
                     lbomp__interleave_suits(l->interleaved, wlam, lb->cfg.params.tolerance)))
                 l->armed = true;
         record_only(lb, 0, 0, 0);
@@ -721,6 +721,8 @@ static bool spread_pays(struct lbomp *lb)
                  * tried: the estimate misses what steals and caches do, both ways */
                 l->trial = !pays && fits && now > 0 && then <= (1.0 + LBOMP__PROBE_BAND) * now;
                 pays = pays || l->trial;
+        }
+        if (pays) { /* the window the probation compares the next one with */
                 uint32_t nb;
                 l->probe.before = lbomp__window_run_median(&lb->win, probe_skip(lb), &nb);
                 if (nb < 2)
@@ -756,7 +758,7 @@ void lbomp__lb_begin(struct lbomp *lb)
         l->armed = false;
         l->auto_period = 0;
         /* an interleaving on probation is judged now; a back-off after one undone counts down */
-        bool probe = l->probe.pending, open = lbomp__probe_open(&l->probe);
+        bool probe = l->probe.pending, open = lbomp__spread_open(&l->probe.backoff);
         if (pol == &lbomp__policy_auto && !armed && !probe && !l->trace && !l->keep_costs &&
             !lb->chunks) {
                 auto_skip(lb);
@@ -884,7 +886,7 @@ void lbomp__lb_begin(struct lbomp *lb)
                          "%.3g s before it (x %.3f): tasks back where they were, the next "
                          "interleaving after %u LB steps",
                          l->probe.after, l->probe.before, l->probe.after / l->probe.before,
-                         l->probe.wait);
+                         l->probe.backoff.wait);
                 if (lb->cfg.verbose)
                         lbomp__log("lbomp: LB step %zu: %s", (size_t)l->recs.n - 1, r->note);
         } else if (spread) {

@@ -260,15 +260,18 @@ static inline bool lbomp__interleave_suits(bool interleaved, double window_lambd
 {
         return interleaved && window_lambda <= 1.0 + tolerance;
 }
-/* auto's back-off for judging the interleaving (lbstep.c and lbomp-sim alike): a judgment that did
- * not move tasks (it did not pay, or they were interleaved already) makes the next wait 2, 4 … 32
- * windows; one that moved them, none. lbomp__spread_judged after a judgment;
- * lbomp__spread_arm at the end of a window auto did not arm: whether the next one is armed for
- * a judgment (the load moves within the window, `within`, and no interleaving suits it). */
+/* auto's back-off for judging the interleaving (lbstep.c and lbomp-sim alike), and the probation's
+ * below: a judgment that did not move tasks (it did not pay, or they were interleaved already)
+ * makes the next wait 2, 4 … 32 windows; one that moved them, none. lbomp__spread_judged after a
+ * judgment; lbomp__spread_open once per window: whether no wait holds (it counts one down);
+ * lbomp__spread_arm at the end of a window auto did not arm: whether the next one is armed for a
+ * judgment (no wait holds, the load moves within the window, `within`, and no interleaving suits
+ * it). */
 struct lbomp__spread_backoff {
         uint32_t no, wait;
 };
 void lbomp__spread_judged(struct lbomp__spread_backoff *b, bool moved);
+bool lbomp__spread_open(struct lbomp__spread_backoff *b);
 bool lbomp__spread_arm(struct lbomp__spread_backoff *b, bool within, bool suits);
 double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
                         const double *const *step_cost, uint32_t nsteps, double *load);
@@ -280,11 +283,12 @@ double lbomp__steps_max(const struct lbomp__snap *s, const uint32_t *map,
  * moves tasks is checked on the window after it: its median step (the longest thread of each,
  * the first LBOMP__PROBE_SKIP left out) against that of the window it was judged on; when it took
  * more than LBOMP__PROBE_TOL longer, the next LB step puts every task back on the worker it had
- * before (`map`, by task slot) and the next interleaving waits 2, 4 … 32 LB steps (`no`, `wait`;
- * lbomp__probe_verdict). With that net, an interleaving the estimate finds short of paying for
- * itself is tried when, by the estimate, its steps would be at most LBOMP__PROBE_BAND longer than
- * they were (lbstep.c, spread_pays): steps whose stolen tasks refilled their caches weigh those
- * tasks as they ran stolen, and an interleaving that ends the stealing runs them faster.
+ * before (`map`, by task slot) and the next interleaving waits 2, 4 … 32 LB steps (`backoff`,
+ * kept by lbomp__probe_verdict, counted down by lbomp__spread_open). With that net, an interleaving
+ * the estimate finds short of paying for itself is tried when, by the estimate, its steps would be
+ * at most LBOMP__PROBE_BAND longer than they were (lbstep.c, spread_pays): steps whose stolen tasks
+ * refilled their caches weigh those tasks as they ran stolen, and an interleaving that ends the
+ * stealing runs them faster.
  */
 #define LBOMP__PROBE_TOL  0.02
 #define LBOMP__PROBE_BAND 0.10
@@ -295,11 +299,9 @@ struct lbomp__probe {
         double after;  /* the window after it, once judged */
         uint32_t *map; /* [cap] each task slot's worker before it (UINT32_MAX: no task) */
         uint32_t cap;
-        uint32_t no, wait; /* undone in a row; LB steps before the next interleaving */
+        /* no: undone in a row; wait: LB steps before the next interleaving */
+        struct lbomp__spread_backoff backoff;
 };
-/* At an LB step: whether an interleaving may move tasks (no back-off holds); counts the wait
- * down. */
-bool lbomp__probe_open(struct lbomp__probe *p);
 /* The verdict on the pending interleaving from the median step of the window after it (`after`, of
  * `n` steps; fewer than 2 keep it): true when it is to be undone. Sets the back-off. */
 bool lbomp__probe_verdict(struct lbomp__probe *p, double after, uint32_t n);

@@ -108,8 +108,8 @@ static void probation(void)
         struct lbomp__probe p = {.pending = true, .before = 1.0};
         ASSERT(!lbomp__probe_verdict(&p, 1.02, 8)); /* within 2 %: kept */
         ASSERT(!p.pending);
-        ASSERT_EQ(p.wait, 0);
-        ASSERT(lbomp__probe_open(&p));
+        ASSERT_EQ(p.backoff.wait, 0);
+        ASSERT(lbomp__spread_open(&p.backoff));
         p.pending = true;
         ASSERT(!lbomp__probe_verdict(&p, 5.0, 1)); /* one step: too few to tell */
         p.before = 0;
@@ -119,17 +119,17 @@ static void probation(void)
         for (int k = 0; k < 6; k++) {
                 p.pending = true;
                 ASSERT(lbomp__probe_verdict(&p, 1.03, 8)); /* 3 % slower: undone */
-                ASSERT_EQ(p.wait, want[k]);
+                ASSERT_EQ(p.backoff.wait, want[k]);
                 ASSERT_DEQ(p.after, 1.03);
                 for (uint32_t i = 0; i < want[k]; i++)
-                        ASSERT(!lbomp__probe_open(&p)); /* held for want[k] LB steps */
-                ASSERT(lbomp__probe_open(&p));
+                        ASSERT(!lbomp__spread_open(&p.backoff)); /* held for want[k] LB steps */
+                ASSERT(lbomp__spread_open(&p.backoff));
         }
         p.pending = true;
         ASSERT(!lbomp__probe_verdict(&p, 0.9, 8)); /* kept: the back-off starts again at 2 */
         p.pending = true;
         ASSERT(lbomp__probe_verdict(&p, 1.1, 8));
-        ASSERT_EQ(p.wait, 2);
+        ASSERT_EQ(p.backoff.wait, 2);
 }
 
 int main(void)

@@ -32,6 +32,17 @@ void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n, bool fro
         atomic_store_explicit(&d->bottom, t + n, memory_order_release);
 }
 
+void lbomp__deque_settle(struct lbomp__deque *d, uint64_t step)
+{
+        /* Release: a thief that reads this step (acquire) sees the bottom of the arming. */
+        atomic_store_explicit(&d->step, step, memory_order_release);
+}
+
+bool lbomp__deque_settled(struct lbomp__deque *d, uint64_t step)
+{
+        return atomic_load_explicit(&d->step, memory_order_acquire) >= step;
+}
+
 int64_t lbomp__deque_next(struct lbomp__deque *d, int64_t *pos)
 {
         int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);

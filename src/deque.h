@@ -38,14 +38,21 @@
 struct lbomp__deque {
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t top;    /* thieves take here */
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner takes here in tail mode */
-        _Atomic int64_t base; /* position of index 0 (front) or index + position (tail) */
-        _Atomic bool front;   /* this content's mode (base and front written before bottom) */
+        _Atomic int64_t base;  /* position of index 0 (front) or index + position (tail) */
+        _Atomic bool front;    /* this content's mode (base and front written before bottom) */
+        _Atomic uint64_t step; /* the step its content is for (lbomp__deque_settle) */
 };
 enum lbomp__take { LBOMP__TAKEN, LBOMP__EMPTY, LBOMP__LOST_RACE };
 
 /* Owner, with its deque empty (drained): positions first..first+n-1 become the content, the
  * thieves taking the owner's next ones (front) or its last ones (tail). */
 void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n, bool front);
+/* Owner, once it armed its deque for step `step` or left it empty: thieves of that step that
+ * found it empty know it stays so (lbomp__deque_settled). */
+void lbomp__deque_settle(struct lbomp__deque *d, uint64_t step);
+/* Any thread: whether the owner settled its deque for step `step` (or a later one). Before that a
+ * thief that finds it empty sees the last step's drained content, not this one's. */
+bool lbomp__deque_settled(struct lbomp__deque *d, uint64_t step);
 /*
  * Owner: takes its next k >= 1 items (fewer when fewer are left) with one compare-and-swap (front)
  * or one fence (tail). Returns how many it took, all of positions [*first, *first + count), to be

@@ -48,13 +48,6 @@ static void futex_wake_all(_Atomic uint32_t *w)
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-}
-
 /* The default watchdog: a plain timeout. */
 static bool timed_out(void *arg, double waited_s)
 {
@@ -113,7 +106,7 @@ int lbomp__barrier_wait_watched(struct lbomp__barrier *b, uint32_t n, bool overs
                         return now == ph + 1 ? -ETIMEDOUT : 0;
                 }
                 if (i < polls) {
-                        cpu_relax();
+                        lbomp__cpu_relax();
                         continue;
                 }
                 if (oversubscribed && i < polls + 50) {

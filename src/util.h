@@ -1,5 +1,6 @@
 /*
- * util.h — the little every part needs and that belongs to none: growing an array, the cache line.
+ * util.h — the little every part needs and that belongs to none: growing an array, the cache line,
+ * a spin's pause.
  * Header only; it calls nothing of the library.
  */
 #ifndef LBOMP_UTIL_H
@@ -21,5 +22,13 @@ static inline int lbomp__grow(void **p, size_t n, size_t size)
         return 0;
 }
 #define LBOMP__GROW(ptr, n) lbomp__grow((void **)&(ptr), (n), sizeof *(ptr))
+
+/* One turn of a spin wait: the CPU's hint that this is one (x86 pause). */
+static inline void lbomp__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+}
 
 #endif

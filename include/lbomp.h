@@ -139,6 +139,13 @@ int lbomp_set_fanout(lbomp_t *lb, int fanout);
  * 2: the first offer and one retry; 0 forces at once). -EINVAL otherwise. */
 int lbomp_set_retries(lbomp_t *lb, int offers);
 /**
+ * Same as LBOMP_STEAL: stealing within a step by a worker with nothing left — "off", "node" (from
+ * workers of its own NUMA node only) or "all" (nearest nodes first). Overrides the policy's
+ * default (off under none, all otherwise), also for a policy set later. Allowed between steps;
+ * the next step steals (or not) as told. -EINVAL for NULL or another word. Since 0.2.
+ */
+int lbomp_set_steal(lbomp_t *lb, const char *mode);
+/**
  * Same as LBOMP_TOPOLOGY: a hwloc XML file the library sees as the machine (NULL: the host).
  * Only before the first step and before tasks are added (-EBUSY otherwise); -ENOENT if the file
  * does not exist, -EINVAL if hwloc cannot parse it.

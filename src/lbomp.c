@@ -176,6 +176,20 @@ int lbomp_set_seed(lbomp_t *lb, uint64_t seed)
         return rc;
 }
 
+int lbomp_set_steal(lbomp_t *lb, const char *mode)
+{
+        if (!lb)
+                return -EINVAL;
+        int rc = busy(lb, "lbomp_set_steal");
+        if (rc == 0)
+                rc = lbomp__config_set(&lb->cfg, "LBOMP_STEAL", mode, "lbomp_set_steal");
+        if (rc == 0) { /* node keeps other nodes' workers off the victims */
+                lbomp__workers_victims(&lb->ws, &lb->topo, lb->cfg.steal);
+                lbomp__step_steal_changed(lb);
+        }
+        return rc;
+}
+
 int lbomp_set_topology(lbomp_t *lb, const char *xml_path)
 {
         if (!lb)

@@ -65,4 +65,8 @@ struct lbomp {
         char step_msg[512];
 };
 
+/* The stealing mode changed between steps (lbomp_set_steal): the next step, whose word the last
+ * one's end published, steals only as the new mode lets it (step.c). */
+void lbomp__step_steal_changed(struct lbomp *lb);
+
 #endif

@@ -56,6 +56,16 @@ static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
                               memory_order_relaxed);
 }
 
+void lbomp__step_steal_changed(struct lbomp *lb)
+{
+        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF && lb->steps < lb->steal_until;
+        if (steal)
+                atomic_fetch_or_explicit(&lb->team.bar.word, W_STEAL, memory_order_relaxed);
+        else
+                atomic_fetch_and_explicit(&lb->team.bar.word, ~(uint64_t)W_STEAL,
+                                          memory_order_relaxed);
+}
+
 #define STEAL_HOLD    4     /* steps stealing stays armed after a step that wanted it */
 #define SETTLE_WAIT_S 50e-6 /* the longest a thief waits for a victim to settle its deque */
 

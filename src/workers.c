@@ -24,8 +24,8 @@ static void worker_free(struct lbomp__worker *w)
 
 /* Victims nearest first: own node, then by distance; within a distance, starting after self so
  * that thieves spread over victims. LBOMP_STEAL=node keeps only the own node. */
-static void plan_victims(struct lbomp__workers *ws, const struct lbomp__topo *topo,
-                         enum lbomp__steal steal)
+void lbomp__workers_victims(struct lbomp__workers *ws, const struct lbomp__topo *topo,
+                            enum lbomp__steal steal)
 {
         int P = ws->n, n = topo->nnodes;
         for (int i = 0; i < P; i++) {
@@ -70,7 +70,7 @@ void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *t
         /* A profile's cores are not ours: the threads share the host's PUs. */
         if (!topo->is_host && ws->n > omp_get_num_procs())
                 ws->oversubscribed = true;
-        plan_victims(ws, topo, steal);
+        lbomp__workers_victims(ws, topo, steal);
 }
 
 int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks *tasks,

@@ -142,6 +142,10 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
 /* Cores, nodes and stealing victims of every worker, after the topology changed. */
 void lbomp__workers_place(struct lbomp__workers *ws, const struct lbomp__topo *topo,
                           enum lbomp__steal steal);
+/* Every worker's victims, nearest first, as LBOMP_STEAL says (node: its own node's only); after
+ * the stealing mode changed. One thread, no step running. */
+void lbomp__workers_victims(struct lbomp__workers *ws, const struct lbomp__topo *topo,
+                            enum lbomp__steal steal);
 /*
  * Gives pending tasks a worker (contiguous blocks of slots, of sizes by capacity: as
  * schedule(static) would place ids when the speeds are equal, lbomp__place_counts otherwise) and

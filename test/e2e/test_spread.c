@@ -74,16 +74,11 @@ static void run_undo(enum kind k, const char *policy, long steps, int *interleav
 {
         kind = k;
         lbomp_t *lb;
+        ASSERT_EQ(lbomp_create(&lb), 0);
         /* OWNED: no stealing, whose thieves would run tasks off their first thread too and blur
          * the costs the estimate reads (it then often finds the interleaving not paying) */
-        const char *env = getenv("LBOMP_STEAL");
-        char *was = env ? strdup(env) : NULL;
         if (k == OWNED)
-                ASSERT_EQ(setenv("LBOMP_STEAL", "off", 1), 0);
-        ASSERT_EQ(lbomp_create(&lb), 0);
-        if (k == OWNED) /* the caller's setting back, for the other cases */
-                ASSERT_EQ(was ? setenv("LBOMP_STEAL", was, 1) : unsetenv("LBOMP_STEAL"), 0);
-        free(was);
+                ASSERT_EQ(lbomp_set_steal(lb, "off"), 0);
         if (policy)
                 ASSERT_EQ(lbomp_set_policy(lb, policy), 0);
         ASSERT_EQ(lbomp_set_workers(lb, 2), 0);

@@ -153,6 +153,85 @@ static void none_steals_nothing_unless_told(void)
         steal_word(NULL, "off", "greedy", "off");
 }
 
+/* A task of the first half spins 50 µs, one of the second half does nothing: with the tasks
+ * placed as schedule(static) would, worker 0 holds the load and worker 1 waits for it. */
+static void spin_first_half(void *task, lbomp_id_t id, void *arg)
+{
+        (void)id;
+        (void)arg;
+        if (*(const int *)task >= 32)
+                return;
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+                clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) * 1e-3 < 50);
+}
+
+/* Tasks stolen over 10 more steps. */
+static uint64_t stolen_in_steps(lbomp_t *lb)
+{
+        lbomp_totals_t before, after;
+        ASSERT_EQ(lbomp_totals_get(lb, &before, sizeof before), 0);
+        for (int s = 0; s < 10; s++)
+                ASSERT_EQ(lbomp_step(lb, spin_first_half, NULL), 0);
+        ASSERT_EQ(lbomp_totals_get(lb, &after, sizeof after), 0);
+        return after.stolen - before.stolen;
+}
+
+/* lbomp_set_steal is LBOMP_STEAL: the same words and refusals; it outlasts a policy set after it
+ * (whose default would be another), and the next step steals as told — node, on a profile whose
+ * two nodes hold one worker each, from no one. */
+static void steal_setter(void)
+{
+        clear_env();
+        setenv("LBOMP_STEAL", "off", 1);
+        lbomp_t *lb = NULL;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_steal(lb, "all"), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
+        char *buf = read_report(lb, REPORT_TEXT);
+        ASSERT_STR_CONTAINS(buf, "steal all\n");
+        free(buf);
+        ASSERT_EQ(lbomp_set_steal(lb, "sometimes"), -EINVAL);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "lbomp_set_steal");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "LBOMP_STEAL");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "sometimes");
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "off, node, all");
+        ASSERT_EQ(lbomp_set_steal(lb, NULL), -EINVAL);
+        ASSERT_STR_CONTAINS(lbomp_last_error(), "lbomp_set_steal");
+        ASSERT_EQ(lbomp_set_steal(NULL, "off"), -EINVAL);
+        buf = read_report(lb, REPORT_TEXT);
+        ASSERT_STR_CONTAINS(buf, "steal all\n"); /* refusals changed nothing */
+        free(buf);
+
+        ASSERT_EQ(lbomp_set_topology(lb, profile), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        static int nr[64];
+        lbomp_id_t id[64];
+        for (int i = 0; i < 64; i++) {
+                nr[i] = i;
+                ASSERT_EQ(lbomp_task_add(lb, &nr[i], 0, LBOMP_NODE_ANY, &id[i]), 0);
+        }
+        uint64_t all = stolen_in_steps(lb);
+        for (int i = 0; i < 64; i++) /* policy none: where they were placed */
+                ASSERT_EQ(lbomp_task_worker(lb, id[i]), i < 32 ? 0 : 1);
+        ASSERT_EQ(lbomp_set_steal(lb, "node"), 0);
+        uint64_t node = stolen_in_steps(lb);
+        ASSERT_EQ(lbomp_set_steal(lb, "off"), 0);
+        uint64_t off = stolen_in_steps(lb);
+        ASSERT_EQ(lbomp_set_steal(lb, "all"), 0);
+        uint64_t again = stolen_in_steps(lb);
+        printf("steal setter: stolen in 10 steps: all %llu, node %llu, off %llu, all again %llu\n",
+               (unsigned long long)all, (unsigned long long)node, (unsigned long long)off,
+               (unsigned long long)again);
+        ASSERT_GT(all, 0);
+        ASSERT_EQ(node, 0);
+        ASSERT_EQ(off, 0);
+        ASSERT_GT(again, 0);
+        lbomp_destroy(lb);
+}
+
 /* A topology file that is not a regular file, or far too large, is refused at once. */
 static void topology_files(void)
 {
@@ -251,6 +330,7 @@ int main(int argc, char **argv)
         unlink(path);
 
         none_steals_nothing_unless_told();
+        steal_setter();
         good("LBOMP_POLICY", "refine");
         good("LBOMP_PERIOD", "1");
         good("LBOMP_HISTORY", "1");

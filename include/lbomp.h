@@ -142,7 +142,8 @@ int lbomp_set_retries(lbomp_t *lb, int offers);
  * Same as LBOMP_STEAL: stealing within a step by a worker with nothing left — "off", "node" (from
  * workers of its own NUMA node only) or "all" (nearest nodes first). Overrides the policy's
  * default (off under none, all otherwise), also for a policy set later. Allowed between steps;
- * the next step steals (or not) as told. -EINVAL for NULL or another word. Since 0.2.
+ * the next step steals (or not) as told, and the runtime's LBOMP_FOR loops from their next run.
+ * -EINVAL for NULL or another word. Since 0.2.
  */
 int lbomp_set_steal(lbomp_t *lb, const char *mode);
 /**

@@ -436,7 +436,10 @@ static void follow_config(struct lbomp *lb)
         c.topology = NULL;
         c.trace = NULL;
         c.powercap_root = NULL;
+        bool steal = c.steal != lb->cfg.steal;
         lb->cfg = c;
+        if (steal) /* lbomp_set_steal: node keeps other nodes' workers off the victims */
+                lbomp__workers_victims(&lb->ws, &lb->topo, c.steal);
 }
 
 bool lbomp__chunks_want_times(const struct lbomp *lb)

@@ -15,7 +15,11 @@
  *              the id of the task being run
  *   setup      a setup loop before the step loop does not count as a time step: 20 steps of two
  *              loops after it are 20 time steps, and each loop balances twice with period 10
- * Usage: test_loops ITEM (run with OMP_NUM_THREADS=2)
+ *   steal      lbomp_set_steal reaches a loop that exists already, at its next run: on a profile
+ *              whose two nodes hold one worker each, with the hot half of the range flipping at
+ *              every run, its thieves take chunks under "all", none under "node" (a thief's
+ *              victims follow the mode), and again under "all"
+ * Usage: test_loops ITEM [PROFILE] (run with OMP_NUM_THREADS=2; steal takes a 2-node profile)
  */
 #include <errno.h>
 #include <math.h>
@@ -331,10 +335,72 @@ static void item_setup(void)
         lbomp_destroy(lb);
 }
 
+/* ---- steal: the setter reaches a loop that exists ---- */
+
+/* Chunks stolen in the loop's windows that lie within its runs [lo, hi), and how many those are. A
+ * window's count is exact; a run that was disturbed does not count towards a window, so the
+ * windows need not line up with the modes' runs. */
+static uint64_t stolen_within(lbomp_t *lb, uint64_t lo, uint64_t hi, int *nwin)
+{
+        const lbomp_t *l = lbomp_loop(lb, "half");
+        ASSERT(l != NULL);
+        uint64_t sum = 0;
+        *nwin = 0;
+        for (size_t k = lbomp_window_first(l); k < lbomp_window_count(l); k++) {
+                lbomp_window_stats_t w;
+                ASSERT_EQ(lbomp_window_get(l, k, &w, sizeof w), 0);
+                if (w.first_step >= lo && w.first_step + w.steps <= hi) {
+                        sum += w.stolen;
+                        ++*nwin;
+                }
+        }
+        return sum;
+}
+
+static void item_steal(const char *profile)
+{
+        enum { RUNS = 20 }; /* each mode's: at least three whole windows of 5 */
+        static const char *const mode[] = {"all", "node", "all"};
+        lbomp_t *lb = create(5);
+        ASSERT_EQ(lbomp_set_topology(lb, profile), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
+        for (int m = 0; m < 3; m++) {
+                ASSERT_EQ(lbomp_set_steal(lb, mode[m]), 0);
+                for (int s = 0; s < RUNS; s++) {
+#pragma omp parallel
+                        {
+                                LBOMP_FOR (lb, "half", i, 0, 2048) {
+                                        if ((i < 1024) == (s % 2 == 0)) /* the hot half flips */
+                                                burn(5);
+                                }
+                        }
+                        check_step(lb, "steal");
+                }
+        }
+        uint64_t stolen[3];
+        for (int m = 0; m < 3; m++) {
+                int nwin;
+                stolen[m] = stolen_within(lb, (uint64_t)m * RUNS, (uint64_t)(m + 1) * RUNS, &nwin);
+                printf("LBOMP_STEAL %s by the setter: %llu chunks stolen in %d whole windows of "
+                       "its "
+                       "%d runs\n",
+                       mode[m], (unsigned long long)stolen[m], nwin, RUNS);
+                ASSERT_GT(nwin, 0);
+        }
+        ASSERT_GT(stolen[0], 0);
+        ASSERT_EQ(stolen[1], 0);
+        ASSERT_GT(stolen[2], 0);
+        lbomp_destroy(lb);
+}
+
 int main(int argc, char **argv)
 {
+        if (argc == 3 && strcmp(argv[1], "steal") == 0) {
+                item_steal(argv[2]);
+                return 0;
+        }
         if (argc != 2)
-                FAIL("usage: test_loops ranges|skews|hot|reduce|setup");
+                FAIL("usage: test_loops ranges|skews|hot|reduce|setup|steal PROFILE");
         if (strcmp(argv[1], "ranges") == 0)
                 item_ranges();
         else if (strcmp(argv[1], "skews") == 0)

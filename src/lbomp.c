@@ -121,7 +121,10 @@ int lbomp_set_policy(lbomp_t *lb, const char *name)
                                  "lbomp_policy_help() lists them");
                 return -EINVAL;
         }
-        return lbomp__config_set(&lb->cfg, "LBOMP_POLICY", name, "lbomp_set_policy");
+        rc = lbomp__config_set(&lb->cfg, "LBOMP_POLICY", name, "lbomp_set_policy");
+        if (rc == 0) /* the policy's default stealing (off under none) from the next step on */
+                lbomp__step_steal_changed(lb);
+        return rc;
 }
 
 /* A numeric setter: the variable's own checks, through the one validation path. */

@@ -13,7 +13,10 @@ with the same behaviour and another value (`X=2`, when the switch reads it as `X
       --bench "memtask --load moving --size default" p1=XPROBE=1 c1=XPROBE=2 p0=XPROBE=0
 
 A variant is LABEL=VAR=VALUE[,VAR=VALUE…]; BASELINE=omp-x runs that OpenMP baseline instead of
-lbomp. The variables of the caller's environment are kept, but LBOMP_* other than LBOMP_POLICY.
+lbomp; BUILD=DIR runs that build's bench instead of --build's (two commits against each other,
+each built in its own directory: the same variables otherwise, e.g. `new=BUILD=build,X=1
+old=BUILD=/tmp/old/build,X=1`). The variables of the caller's environment are kept, but LBOMP_*
+other than LBOMP_POLICY.
 Every round runs each variant once, starting one place further each round; `bench/l2share` before
 each round sorts it into face "near" or "far" (bench/README, *The two faces*). Prints, per face,
 each variant's median total seconds, its ratio to the first variant's median, the median of the
@@ -63,7 +66,8 @@ def main():
             e = dict(base_env)
             e.update(env)
             extra = ["--baseline", e.pop("BASELINE")] if "BASELINE" in e else []
-            cmd = [os.path.join(a.build, "bench", args[0])] + args[1:] + extra + ["--threads", str(a.threads), "--json"]
+            build = e.pop("BUILD", a.build)
+            cmd = [os.path.join(build, "bench", args[0])] + args[1:] + extra + ["--threads", str(a.threads), "--json"]
             out = subprocess.run(cmd, env=e, capture_output=True, text=True)
             if out.returncode != 0:
                 sys.exit(f"abenv: {' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()[-400:]}")

@@ -251,11 +251,11 @@ void check_results(long n, long steps, uint32_t (*work)(long, long))
         free(got);
 }
 
-lbomp_mpi_lb_stats_t totals(uint32_t *balanced, double *pred_last)
+lbomp_mpi_lb_stats_t totals(uint32_t *balanced, double *pred_best)
 {
         lbomp_mpi_lb_stats_t sum = {0}, r;
         *balanced = 0;
-        *pred_last = NAN;
+        *pred_best = NAN;
         for (size_t i = 0; i < lbomp_mpi_lb_count(E.m); i++) {
                 ASSERT_EQ(lbomp_mpi_lb_get(E.m, i, &r, sizeof r), 0);
                 sum.migrations += r.migrations;
@@ -266,7 +266,8 @@ lbomp_mpi_lb_stats_t totals(uint32_t *balanced, double *pred_last)
                         sum.error = r.error;
                 if (r.balanced) {
                         (*balanced)++;
-                        *pred_last = r.imbalance_after;
+                        if (!(*pred_best <= r.imbalance_after))
+                                *pred_best = r.imbalance_after;
                 }
                 ASSERT(r.imbalance >= 1.0 - 1e-9);
                 ASSERT_EQ(r.stale, 0);

@@ -3,7 +3,8 @@
  * meson.build). One case per run, named by argv[1]:
  *   balance      a hot quarter of the tasks on the first ranks: tasks change rank, every task runs
  *                exactly once per step across ranks, every rank's directory agrees, the results
- *                are those of a one-rank run, the plan predicts λ <= 1.10
+ *                are those of a one-rank run, a plan predicts λ <= 1.10 (the best of the LB steps
+ *                that balanced)
  *   roundtrip    every task travels around all ranks and back: its packed state is byte for byte
  *                what it was, release() ran once per departure
  *   empty        every task starts on rank 0: the other ranks step with no task, then get some

@@ -154,12 +154,15 @@ static void none_steals_nothing_unless_told(void)
 }
 
 /* A task of the first half spins 50 µs, one of the second half does nothing: with the tasks
- * placed as schedule(static) would, worker 0 holds the load and worker 1 waits for it. */
+ * placed as schedule(static) would, worker 0 holds the load and worker 1 waits for it. With
+ * flip_half, the hot half changes at every step, which no plan can follow. */
+static int flip_half, step_nr;
+
 static void spin_first_half(void *task, lbomp_id_t id, void *arg)
 {
         (void)id;
         (void)arg;
-        if (*(const int *)task >= 32)
+        if ((*(const int *)task < 32) != (flip_half ? step_nr % 2 == 0 : 1))
                 return;
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -173,7 +176,7 @@ static uint64_t stolen_in_steps(lbomp_t *lb)
 {
         lbomp_totals_t before, after;
         ASSERT_EQ(lbomp_totals_get(lb, &before, sizeof before), 0);
-        for (int s = 0; s < 10; s++)
+        for (int s = 0; s < 10; s++, step_nr++)
                 ASSERT_EQ(lbomp_step(lb, spin_first_half, NULL), 0);
         ASSERT_EQ(lbomp_totals_get(lb, &after, sizeof after), 0);
         return after.stolen - before.stolen;
@@ -243,6 +246,34 @@ static void steal_setter(void)
         ASSERT_EQ(node, 0);
         ASSERT_EQ(off, 0);
         ASSERT_GT(again, 0);
+        lbomp_destroy(lb);
+}
+
+/* lbomp_set_policy between steps: a switch to none, whose default is no stealing, holds from the
+ * next step, though the last step's end published it with stealing armed. */
+static void policy_switch_steal(void)
+{
+        clear_env();
+        lbomp_t *lb = NULL;
+        ASSERT_EQ(lbomp_create(&lb), 0);
+        ASSERT_EQ(lbomp_set_workers(lb, 2), 0);
+        ASSERT_EQ(lbomp_set_policy(lb, "refine"), 0);
+        ASSERT_EQ(lbomp_set_period(lb, 10), 0); /* windows of exactly 10 steps */
+        static int nr[64];
+        for (int i = 0; i < 64; i++) {
+                nr[i] = i;
+                ASSERT_EQ(lbomp_task_add(lb, &nr[i], 0, LBOMP_NODE_ANY, NULL), 0);
+        }
+        flip_half = 1;
+        int windows;
+        uint64_t refine = stolen_some(lb, &windows);
+        ASSERT_EQ(lbomp_set_policy(lb, "none"), 0);
+        uint64_t none = stolen_in_steps(lb);
+        flip_half = 0;
+        printf("policy switch: stolen under refine %llu (window %d), then under none %llu\n",
+               (unsigned long long)refine, windows, (unsigned long long)none);
+        ASSERT_GT(refine, 0);
+        ASSERT_EQ(none, 0);
         lbomp_destroy(lb);
 }
 
@@ -345,6 +376,7 @@ int main(int argc, char **argv)
 
         none_steals_nothing_unless_told();
         steal_setter();
+        policy_switch_steal();
         good("LBOMP_POLICY", "refine");
         good("LBOMP_PERIOD", "1");
         good("LBOMP_HISTORY", "1");

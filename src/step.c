@@ -47,23 +47,26 @@ static uint64_t word_of(const struct lbomp *lb)
         return atomic_load_explicit(&lb->team.bar.word, memory_order_relaxed);
 }
 
+/* The next step steals: stealing is on and armed (steal_wanted, gathering_unknown). */
+static uint64_t steal_bit(const struct lbomp *lb)
+{
+        return lb->cfg.steal != LBOMP__STEAL_OFF && lb->steps < lb->steal_until ? W_STEAL : 0;
+}
+
 static void publish(struct lbomp *lb, bool timed, bool fold, bool lb_due)
 {
-        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF && lb->steps < lb->steal_until;
         atomic_store_explicit(&lb->team.bar.word,
                               lb->steps << W_SHIFT | (timed ? W_TIMED : 0) | (fold ? W_FOLD : 0) |
-                                      (lb_due ? W_LB : 0) | (steal ? W_STEAL : 0),
+                                      (lb_due ? W_LB : 0) | steal_bit(lb),
                               memory_order_relaxed);
 }
 
 void lbomp__step_steal_changed(struct lbomp *lb)
 {
-        bool steal = lb->cfg.steal != LBOMP__STEAL_OFF && lb->steps < lb->steal_until;
-        if (steal)
-                atomic_fetch_or_explicit(&lb->team.bar.word, W_STEAL, memory_order_relaxed);
-        else
-                atomic_fetch_and_explicit(&lb->team.bar.word, ~(uint64_t)W_STEAL,
-                                          memory_order_relaxed);
+        /* between steps: no thread reads or writes the word */
+        atomic_store_explicit(&lb->team.bar.word,
+                              (word_of(lb) & ~(uint64_t)W_STEAL) | steal_bit(lb),
+                              memory_order_relaxed);
 }
 
 #define STEAL_HOLD    4     /* steps stealing stays armed after a step that wanted it */
@@ -496,7 +499,7 @@ void *lbomp_iter_next(lbomp_iter_t *it)
          * victim holding the step's load otherwise gave up on it at every step (test_config,
          * steal_setter: 0 tasks stolen in 6 runs of 8). Not with more threads than cores: there
          * the victim needs this core to get on. */
-        uint64_t tag = (word_of(lb) >> W_SHIFT) + 1, until = 0;
+        uint64_t tag = (word_of(lb) >> W_SHIFT) + 1, until = 0; /* this step's, as iter_begin's */
         while ((it->mode & M_STEAL) &&
                atomic_load_explicit(&lb->team.bar.count, memory_order_relaxed) + 1 <
                        (uint32_t)lb->team_n) {

@@ -21,7 +21,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lbomp.h"
 #include "test.h"

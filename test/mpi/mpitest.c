@@ -266,7 +266,7 @@ lbomp_mpi_lb_stats_t totals(uint32_t *balanced, double *pred_best)
                         sum.error = r.error;
                 if (r.balanced) {
                         (*balanced)++;
-                        if (!(*pred_best <= r.imbalance_after))
+                        if (isnan(*pred_best) || r.imbalance_after < *pred_best)
                                 *pred_best = r.imbalance_after;
                 }
                 ASSERT(r.imbalance >= 1.0 - 1e-9);

@@ -168,14 +168,21 @@ int main(int argc, char **argv)
         }
         double grown = (double)(rss_bytes() - rss_block) / 1048576.0;
         double mf = median(step_s, block), ml = median(step_s + steps - block, block);
+        lbomp_totals_t tot = {0};
+        if (lbomp_totals_get(lb, &tot, sizeof tot) < 0)
+                goto fail;
         if (json)
                 printf("{\"bench\":\"churn\",\"policy\":\"%s\",\"threads\":%d,\"steps\":%ld,"
                        "\"live\":%ld,\"replace\":%ld,\"block\":%ld,\"first_block_s\":%.6g,"
                        "\"last_block_s\":%.6g,\"ratio\":%.4g,\"median_ratio\":%.4g,"
-                       "\"lb_first_ms\":%.6g,\"lb_last_ms\":%.6g,\"rss_growth_mb\":%.4g}\n",
+                       "\"lb_first_ms\":%.6g,\"lb_last_ms\":%.6g,\"rss_growth_mb\":%.4g,"
+                       "\"lb_steps\":%llu,\"migrations\":%llu,\"stolen\":%llu,"
+                       "\"steal_steps\":%llu}\n",
                        lbomp_get_policy(lb), lbomp_get_workers(lb), steps, live, replace, block,
                        first, last, last / first, ml / mf, nlbf ? lbf / nlbf * 1e3 : 0,
-                       nlbl ? lbl / nlbl * 1e3 : 0, grown);
+                       nlbl ? lbl / nlbl * 1e3 : 0, grown, (unsigned long long)tot.lb_steps,
+                       (unsigned long long)tot.migrations, (unsigned long long)tot.stolen,
+                       (unsigned long long)tot.steal_steps);
         else
                 printf("churn: %ld steps of %ld live tasks, %ld replaced per step, policy %s, %d "
                        "threads:\n"

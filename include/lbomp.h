@@ -342,7 +342,7 @@ typedef struct lbomp_iter {
         void *w;               /* internal: this thread's worker */
         uint64_t *slot;        /* internal: where the running task's time goes (timed steps) */
         uint64_t t0, busy;     /* internal: start of the running task, time in tasks */
-        uint32_t victim;       /* internal: owner of the stolen task running */
+        uint32_t victim;       /* internal: owner of the stolen run being taken */
         int mode, par;         /* internal */
         int active;            /* internal: 1 until lbomp_iter_end() */
 } lbomp_iter_t;

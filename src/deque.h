@@ -4,7 +4,8 @@
  * Calls nothing else of the library.
  *
  * Indices only grow: a step's content is the indices [top, top + n) at the moment the owner arms
- * it, and thieves always take the lowest index left. The owner runs its positions in ascending
+ * it (one per run of `grain` positions, lbomp__deque_arm_grain), and thieves always take the lowest
+ * index left. The owner runs its positions in ascending
  * order; the mode it arms with says which of them the thieves take:
  *
  * - tail: the owner's last positions (index j is position base - j; the owner takes from the
@@ -38,15 +39,35 @@
 struct lbomp__deque {
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t top;    /* thieves take here */
         _Alignas(LBOMP__CACHELINE) _Atomic int64_t bottom; /* the owner takes here in tail mode */
-        _Atomic int64_t base;  /* position of index 0 (front) or index + position (tail) */
-        _Atomic bool front;    /* this content's mode (base and front written before bottom) */
+        _Atomic int64_t base;  /* first position of index 0 (front), or its end + index (tail) */
+        _Atomic int64_t grain; /* positions per index (lbomp__deque_grain) */
+        _Atomic int64_t lo;    /* the content's first position */
+        _Atomic int64_t hi;    /* one past its last position */
+        _Atomic bool front;    /* this content's mode (all of these written before bottom) */
         _Atomic uint64_t step; /* the step its content is for (lbomp__deque_settle) */
 };
 enum lbomp__take { LBOMP__TAKEN, LBOMP__EMPTY, LBOMP__LOST_RACE };
 
 /* Owner, with its deque empty (drained): positions first..first+n-1 become the content, the
- * thieves taking the owner's next ones (front) or its last ones (tail). */
+ * thieves taking the owner's next ones (front) or its last ones (tail), one position per index. */
 void lbomp__deque_arm(struct lbomp__deque *d, int64_t first, int64_t n, bool front);
+/*
+ * The same, `grain` >= 1 positions per index: every claim, the owner's and a thief's, takes whole
+ * runs of grain positions (the last run of the content, in the order the thieves take them, may be
+ * shorter). Tasks cheaper than what a steal costs are stolen in runs (lbomp__deque_grain).
+ */
+void lbomp__deque_arm_grain(struct lbomp__deque *d, int64_t first, int64_t n, bool front,
+                            int64_t grain);
+/*
+ * Positions per index for tasks that take task_s each (0: unknown), n of them on a team of `team`:
+ * enough that a thief's claim holds LBOMP__STEAL_MIN_S of tasks, since a steal costs about that
+ * (a compare-and-swap on a line the owner also writes, and the lines of the tasks' data, when the
+ * two cores share no cache: bench/README, *Stealing tiny tasks in runs*), but never more than a
+ * quarter of a fair share (n / (LBOMP__BATCH_PARTS × team)), so that a step still has runs to
+ * share. 1 for tasks of LBOMP__STEAL_MIN_S or more, unknown times, or a team of one.
+ */
+#define LBOMP__STEAL_MIN_S 0.25e-6
+int64_t lbomp__deque_grain(double task_s, int64_t n, int64_t team);
 /* Owner, once it armed its deque for step `step` or left it empty: thieves of that step that
  * found it empty know it stays so (lbomp__deque_settled). */
 void lbomp__deque_settle(struct lbomp__deque *d, uint64_t step);
@@ -54,25 +75,26 @@ void lbomp__deque_settle(struct lbomp__deque *d, uint64_t step);
  * thief that finds it empty sees the last step's drained content, not this one's. */
 bool lbomp__deque_settled(struct lbomp__deque *d, uint64_t step);
 /*
- * Owner: takes its next k >= 1 items (fewer when fewer are left) with one compare-and-swap (front)
- * or one fence (tail). Returns how many it took, all of positions [*first, *first + count), to be
- * run in ascending order; 0 when the deque is empty.
+ * Owner: takes its next k >= 1 items, rounded up to whole runs of the grain (fewer when fewer are
+ * left), with one compare-and-swap (front) or one fence (tail). Returns how many it took, all of
+ * positions [*first, *first + count), to be run in ascending order; 0 when the deque is empty.
  */
 int64_t lbomp__deque_pop(struct lbomp__deque *d, int64_t k, int64_t *first);
 /* Owner: items left and, in *pos, the position of the next one (an estimate while thieves run). */
 int64_t lbomp__deque_next(struct lbomp__deque *d, int64_t *pos);
-/* Any thread: the item at the top (the owner's next position in front mode, its last in tail
- * mode). LOST_RACE means retry may succeed. On TAKEN, *pos is its position. */
-enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos);
+/* Any thread: the run of items at the top (the owner's next positions in front mode, its last in
+ * tail mode; one item with a grain of 1). LOST_RACE means retry may succeed. On TAKEN, the run is
+ * positions [*pos, *pos + *count), run in ascending order. */
+enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos, int64_t *count);
 /*
- * Any thread: the same, but only when the owner would still be busy while the thief runs the item
+ * Any thread: the same, but only when the owner would still be busy while the thief runs the run
  * away from its data: with pc[0..n] the prefix sums of the predicted costs of the owner's n
- * positions and c the cost of the item at the top, it steals only when the other items the owner
- * has left (after that one in front mode, before it in tail mode) cost at least kappa × c;
+ * positions and c the cost of the run at the top, it steals only when the other items the owner
+ * has left (after the run in front mode, before it in tail mode) cost at least kappa × c;
  * otherwise it returns LBOMP__EMPTY and leaves the deque as it was.
  */
-enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, const double *pc,
-                                           int64_t n, double kappa);
+enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, int64_t *count,
+                                           const double *pc, int64_t n, double kappa);
 
 /*
  * How many of an owner's n positions, from pos on (left of them not taken yet), its next batch

@@ -388,7 +388,9 @@ lbomp_iter_t lbomp_iter_begin(lbomp_t *lb)
                 it.pos = 0;
                 it.end = k;
                 if (w->n > k)
-                        lbomp__deque_arm(&w->dq, k, w->n - k, lbomp__workers_front(w));
+                        lbomp__deque_arm_grain(&w->dq, k, w->n - k, lbomp__workers_front(w),
+                                               lbomp__deque_grain(w->prev_span_s / (double)w->n,
+                                                                  w->n - k, (int64_t)team));
                 else
                         it.mode |= M_EMPTY;
                 lbomp__deque_settle(&w->dq, tag);
@@ -454,6 +456,22 @@ static bool take_batch(lbomp_iter_t *it, struct lbomp__worker *w, int nworkers)
         return true;
 }
 
+/* The next task of the own batch, or of the stolen run, whose owner is o (its slots are o's: the
+ * task's time stays the task's, and o scales it by the runner's factor). */
+static void *serve(lbomp_iter_t *it, struct lbomp__worker *o, uint32_t self)
+{
+        int64_t p = it->pos;
+        it->pos = p + 1;
+        it->fast = !(it->mode & M_TIMED); /* an untimed batch or run goes inline */
+        if (it->mode & M_TIMED) {
+                it->slot = &o->ticks[(size_t)it->par * o->cap + p];
+                if (it->mode & M_STEAL)
+                        o->runner[(size_t)it->par * o->cap + p] = self;
+        }
+        it->id = o->ids[p];
+        return o->data[p];
+}
+
 /* Everything but the inline path: timed steps, batches, stealing, the end. */
 void *lbomp_iter_next(lbomp_iter_t *it)
 {
@@ -469,34 +487,29 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                         it->busy += dt;
                         it->slot = NULL;
                 }
-                if (it->mode & M_STOLEN) {
+                if (it->mode & M_STOLEN) /* the last task or, untimed, the run inline since t0 */
                         log_stolen(w, it->victim, dt);
-                        it->mode &= ~M_STOLEN;
-                }
                 it->t0 = now;
         }
         int64_t p = it->pos;
+        if (p >= it->end && (it->mode & M_STOLEN)) {
+                /* The stolen run is over: back to the own arrays (the own deque is empty). */
+                it->mode &= ~M_STOLEN;
+                it->ids = w->ids;
+                it->data = (void *const *)w->data;
+        }
         if (p >= it->end && (it->mode & M_STEAL) && take_batch(it, w, lb->team_n))
                 p = it->pos;
-        if (p < it->end) {
-                it->pos = p + 1;
-                it->fast = !(it->mode & M_TIMED); /* an untimed batch goes inline */
-                if (it->mode & M_TIMED) {
-                        it->slot = &w->ticks[(size_t)it->par * w->cap + p];
-                        if (it->mode & M_STEAL)
-                                w->runner[(size_t)it->par * w->cap + p] = self;
-                }
-                it->id = w->ids[p];
-                return w->data[p];
-        }
-        /* Own deque empty: steal, nearest victims first, one task from each one's tail or
-         * front (deque.h); unless every other thread already arrived at the step barrier (their
-         * deques are empty): the count shares a line with the arrival this thread makes next
-         * anyway. A victim that has not settled its deque for this step yet (it has not reached
-         * it, or is still binding or folding its last step's times) shows the last step's, empty:
-         * the thief looks again until it has, for at most SETTLE_WAIT_S — it would wait at the
-         * barrier for that victim all the same. A thief with a few µs of its own tasks and a
-         * victim holding the step's load otherwise gave up on it at every step (test_config,
+        if (p < it->end)
+                return serve(it, it->mode & M_STOLEN ? &lb->ws.w[it->victim] : w, self);
+        /* Own deque empty: steal, nearest victims first, one run from each one's tail or front
+         * (one task, or a run of tiny ones: deque.h); unless every other thread already arrived at
+         * the step barrier (their deques are empty): the count shares a line with the arrival this
+         * thread makes next anyway. A victim that has not settled its deque for this step yet (it
+         * has not reached it, or is still binding or folding its last step's times) shows the last
+         * step's, empty: the thief looks again until it has, for at most SETTLE_WAIT_S — it would
+         * wait at the barrier for that victim all the same. A thief with a few µs of its own tasks
+         * and a victim holding the step's load otherwise gave up on it at every step (test_config,
          * steal_setter: 0 tasks stolen in 6 runs of 8). Not with more threads than cores: there
          * the victim needs this core to get on. */
         uint64_t tag = (word_of(lb) >> W_SHIFT) + 1, until = 0; /* this step's, as iter_begin's */
@@ -507,30 +520,29 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                 for (uint32_t k = 0; k < w->nvictims; k++) {
                         struct lbomp__worker *v = &lb->ws.w[w->victims[k]];
                         enum lbomp__take r;
-                        int64_t pos;
+                        int64_t pos, count;
                         const double *pc = v->pcost_ok ? v->pcost : NULL;
                         double kappa = lbomp__steal_cost(w, v);
-                        while ((r = lbomp__deque_steal_paying(&v->dq, &pos, pc, (int64_t)v->n,
-                                                              kappa)) == LBOMP__LOST_RACE)
+                        while ((r = lbomp__deque_steal_paying(&v->dq, &pos, &count, pc,
+                                                              (int64_t)v->n, kappa)) ==
+                               LBOMP__LOST_RACE)
                                 ;
                         if (r != LBOMP__TAKEN) {
                                 early = early || !lbomp__deque_settled(&v->dq, tag);
                                 continue;
                         }
-                        w->stolen++;
+                        /* A run of the victim's positions, [pos, pos + count): through the own
+                         * batch's path, on the victim's arrays, each task timed into the
+                         * victim's slot in a timed step, the whole run inline otherwise. */
+                        w->stolen += (uint64_t)count;
                         it->victim = w->victims[k];
                         it->mode |= M_STOLEN;
-                        if (!(it->mode & M_TIMED))
-                                it->t0 = lbomp__ticks(lb->clock.tsc);
-                        else {
-                                /* The slot is the victim's: the task's time stays the task's,
-                                 * and the owner scales it by our factor (runner). */
-                                it->slot = &v->ticks[(size_t)it->par * v->cap + pos];
-                                v->runner[(size_t)it->par * v->cap + pos] = self;
-                        }
-                        it->fast = 0; /* the next call closes this task's time */
-                        it->id = v->ids[pos];
-                        return v->data[pos];
+                        it->ids = v->ids;
+                        it->data = (void *const *)v->data;
+                        it->pos = pos;
+                        it->end = pos + count;
+                        it->t0 = lbomp__ticks(lb->clock.tsc);
+                        return serve(it, v, self);
                 }
                 if (!early || lb->ws.oversubscribed)
                         break;

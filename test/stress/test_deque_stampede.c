@@ -6,7 +6,8 @@
  * owner's next content, which the owner re-arms without a barrier (as a step does). Each position
  * of each round must be claimed exactly once and lie inside that round's content; the owner runs
  * its batches in ascending positions, after each other, the thieves taking its last positions
- * (tail mode) or its next ones (front mode), the mode changing from round to round. Also built with
+ * (tail mode) or its next ones (front mode), one position or a run of them per claim (the grain),
+ * the mode and the grain changing from round to round. Also built with
  * -fsanitize=thread as test_deque_stampede_tsan.
  */
 #include <pthread.h>
@@ -44,13 +45,16 @@ static void *thief(void *arg)
         (void)arg;
         long got = 0, spins = 0;
         while (!atomic_load_explicit(&done, memory_order_acquire)) {
-                int64_t pos;
-                enum lbomp__take t = lbomp__deque_steal(&dq, &pos);
+                int64_t pos, count;
+                enum lbomp__take t = lbomp__deque_steal(&dq, &pos, &count);
                 if (t == LBOMP__TAKEN) {
-                        /* The owner does not start another round before this claim counts, so
-                         * the round read here is the one the claim belongs to. */
-                        claim(pos);
-                        got++;
+                        /* The owner does not start another round before these claims count, so
+                         * the round read here is the one they belong to. */
+                        if (count < 1)
+                                atomic_fetch_add(&bad, 1);
+                        for (int64_t p = pos; p < pos + count; p++)
+                                claim(p);
+                        got += count;
                 } else if (t == LBOMP__LOST_RACE) {
                         atomic_fetch_add(&lost_races, 1);
                 } else if (++spins % 64 == 0) {
@@ -80,8 +84,10 @@ int main(void)
                 for (int64_t p = 0; p < mine; p++)
                         claim(p);
                 own += mine;
-                /* Both modes, each with and without a first batch kept. */
-                lbomp__deque_arm(&dq, mine, n - mine, (r / 2) % 2);
+                /* Both modes, each with and without a first batch kept, runs of 1 to 5
+                 * positions per index (a grain of 1 in half the rounds). */
+                int64_t grain = r % 8 < 4 ? 1 : 1 + (r / 8) % 5;
+                lbomp__deque_arm_grain(&dq, mine, n - mine, (r / 2) % 2, grain);
                 int64_t first, got, prev_end = mine - 1;
                 int64_t k = 1 + r % 17; /* batch sizes 1..17, and all at once every 17 rounds */
                 while ((got = lbomp__deque_pop(&dq, r % 17 == 16 ? ITEMS : k, &first)) > 0) {

@@ -29,12 +29,13 @@ static int steal_all(struct lbomp__deque *d, int n, const double *pc, double kap
 {
         int got = 0;
         for (;;) {
-                int64_t pos;
-                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, pc, n, kappa);
+                int64_t pos, count;
+                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, kappa);
                 ASSERT(r != LBOMP__LOST_RACE); /* one thread: no race */
                 if (r == LBOMP__EMPTY)
                         return got;
                 ASSERT_EQ(pos, from + dir * got);
+                ASSERT_EQ(count, 1);
                 got++;
         }
 }
@@ -140,7 +141,7 @@ static void tail_mode(void)
 {
         static struct lbomp__deque d;
         double pc[9];
-        int64_t at;
+        int64_t at, count;
 
         /* Equal costs, kappa 2: the thief stops when fewer than two items would be left below. */
         const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -187,7 +188,7 @@ static void tail_mode(void)
         int64_t pos;
         ASSERT_EQ(lbomp__deque_next(&d, &pos), 6);
         ASSERT_EQ(pos, 2);
-        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
         ASSERT_EQ(pos, 7);
         ASSERT_EQ(lbomp__deque_next(&d, &pos), 5);
         ASSERT_EQ(pos, 2);
@@ -200,7 +201,7 @@ static void front_mode(void)
 {
         static struct lbomp__deque d;
         double pc[9];
-        int64_t at, pos;
+        int64_t at, pos, count;
 
         /* Equal costs, kappa 2: the thief stops when fewer than two items would be left after. */
         const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -235,7 +236,7 @@ static void front_mode(void)
         lbomp__deque_arm(&d, 1, 7, true);
         ASSERT_EQ(lbomp__deque_pop(&d, 3, &at), 3);
         ASSERT_EQ(at, 1);
-        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
         ASSERT_EQ(pos, 4);
         ASSERT_EQ(lbomp__deque_pop(&d, 2, &at), 2);
         ASSERT_EQ(at, 5);
@@ -252,7 +253,7 @@ static void front_mode(void)
         lbomp__deque_arm(&d, 2, 6, true);
         ASSERT_EQ(lbomp__deque_next(&d, &pos), 6);
         ASSERT_EQ(pos, 2);
-        ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
         ASSERT_EQ(lbomp__deque_next(&d, &pos), 5);
         ASSERT_EQ(pos, 3);
         owner_takes_rest(&d, 3, 8);
@@ -262,7 +263,7 @@ static void front_mode(void)
         for (int step = 0; step < 4; step++) {
                 bool front = step % 2;
                 lbomp__deque_arm(&d, 0, 8, front);
-                ASSERT_EQ(lbomp__deque_steal(&d, &pos), LBOMP__TAKEN);
+                ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
                 ASSERT_EQ(pos, front ? 0 : 7);
                 owner_takes_rest(&d, front ? 1 : 0, front ? 8 : 7);
         }
@@ -292,10 +293,105 @@ static void batch_floor(void)
         ASSERT_EQ(lbomp__deque_batch_floor(500, 50e-9, 500, 1), 500);
 }
 
+/* Steals runs until the deque refuses; the runs must be [s[i], e[i]) in turn. Returns how many. */
+static int steal_runs(struct lbomp__deque *d, int n, const double *pc, double kappa,
+                      const int64_t *s, const int64_t *e)
+{
+        int got = 0;
+        for (;;) {
+                int64_t pos, count;
+                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, kappa);
+                ASSERT(r != LBOMP__LOST_RACE);
+                if (r == LBOMP__EMPTY)
+                        return got;
+                ASSERT_EQ(pos, s[got]);
+                ASSERT_EQ(pos + count, e[got]);
+                got++;
+        }
+}
+
+/* A grain above 1 (lbomp__deque_arm_grain): every claim takes whole runs of grain positions, the
+ * thieves' one run, the owner's as many as cover its batch; the run the thieves take last is the
+ * short one; the paying rule weighs the whole run. */
+static void grain_runs(void)
+{
+        static struct lbomp__deque d;
+        double pc[9];
+        int64_t at, pos, count;
+        const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        prefix(eq, 8, pc);
+
+        /* Tail, 8 positions in runs of 3: the thieves take [5, 8), [2, 5), [0, 2). */
+        lbomp__deque_arm_grain(&d, 0, 8, false, 3);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 8);
+        ASSERT_EQ(pos, 0);
+        ASSERT_EQ(
+                steal_runs(&d, 8, NULL, 0, (const int64_t[]){5, 2, 0}, (const int64_t[]){8, 5, 2}),
+                3);
+        owner_takes_rest(&d, 0, 0);
+        /* The owner's batch of one is its next whole run, from its first position up. */
+        lbomp__deque_arm_grain(&d, 0, 8, false, 3);
+        ASSERT_EQ(lbomp__deque_pop(&d, 1, &at), 2);
+        ASSERT_EQ(at, 0);
+        ASSERT_EQ(lbomp__deque_pop(&d, 4, &at), 6); /* two runs cover 4 */
+        ASSERT_EQ(at, 2);
+        ASSERT_EQ(lbomp__deque_pop(&d, 1, &at), 0);
+        /* The paying rule weighs the whole run (cost 3). Kappa 2: taking [5, 8) would leave the
+         * owner 5 < 6, so nothing goes. Kappa 1, positions [1, 8) armed after a first batch of
+         * one: [5, 8) leaves 4 >= 3 and goes, [2, 5) would leave 1 < 3 and stays. */
+        lbomp__deque_arm_grain(&d, 0, 8, false, 3);
+        ASSERT_EQ(steal_runs(&d, 8, pc, 2, NULL, NULL), 0);
+        owner_takes_rest(&d, 0, 8);
+        lbomp__deque_arm_grain(&d, 1, 7, false, 3);
+        ASSERT_EQ(steal_runs(&d, 8, pc, 1, (const int64_t[]){5}, (const int64_t[]){8}), 1);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 4);
+        ASSERT_EQ(pos, 1);
+        owner_takes_rest(&d, 1, 5);
+
+        /* Front, runs of 3: the thieves take [0, 3), then the owner [3, 6), then a thief the short
+         * [6, 8). */
+        lbomp__deque_arm_grain(&d, 0, 8, true, 3);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
+        ASSERT_EQ(pos, 0);
+        ASSERT_EQ(count, 3);
+        ASSERT_EQ(lbomp__deque_next(&d, &pos), 5);
+        ASSERT_EQ(pos, 3);
+        ASSERT_EQ(lbomp__deque_pop(&d, 2, &at), 3);
+        ASSERT_EQ(at, 3);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__TAKEN);
+        ASSERT_EQ(pos, 6);
+        ASSERT_EQ(count, 2);
+        ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__EMPTY);
+        /* kappa 1 in front mode: [0, 3) leaves 5, [3, 6) leaves 2 < 3: kept. */
+        lbomp__deque_arm_grain(&d, 0, 8, true, 3);
+        ASSERT_EQ(steal_runs(&d, 8, pc, 1, (const int64_t[]){0}, (const int64_t[]){3}), 1);
+        owner_takes_rest(&d, 3, 8);
+
+        /* A grain larger than the content: one run; a grain of 0 is 1. */
+        lbomp__deque_arm_grain(&d, 2, 3, false, 10);
+        ASSERT_EQ(steal_runs(&d, 8, NULL, 0, (const int64_t[]){2}, (const int64_t[]){5}), 1);
+        lbomp__deque_arm_grain(&d, 0, 2, true, 0);
+        ASSERT_EQ(steal_runs(&d, 8, NULL, 0, (const int64_t[]){0, 1}, (const int64_t[]){1, 2}), 2);
+
+        /* The grain (lbomp__deque_grain): a quarter of a µs of tasks per run, at most a quarter of
+         * a fair share, 1 for tasks of a quarter of a µs or more, unknown times, or one worker. */
+        ASSERT_EQ(lbomp__deque_grain(50e-9, 500, 2), 5);
+        ASSERT_EQ(lbomp__deque_grain(15e-9, 500, 2), 17);
+        ASSERT_EQ(lbomp__deque_grain(1e-9, 500, 2), 62);
+        ASSERT_EQ(lbomp__deque_grain(1e-9, 8, 2), 1);
+        ASSERT_EQ(lbomp__deque_grain(0.25e-6, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_grain(20e-6, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_grain(0, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_grain(NAN, 500, 2), 1);
+        ASSERT_EQ(lbomp__deque_grain(50e-9, 500, 1), 1);
+        fprintf(stderr, "grain runs: ok\n");
+}
+
 int main(void)
 {
         tail_mode();
         front_mode();
+        grain_runs();
         batches();
         batch_floor();
         test_wanted();

@@ -518,7 +518,7 @@ static void finish(struct lbomp *lb)
         if (l->trace)
                 trace_step(lb, r);
         lbomp__plan_apply(p, &lb->tasks);
-        if (lb->tasks.dirty && lbomp__workers_fill(&lb->ws, &lb->tasks) < 0)
+        if (lb->tasks.dirty && lbomp__workers_fill(&lb->ws, &lb->tasks, false) < 0)
                 l->rc = -ENOMEM;
         else
                 give_costs(lb);

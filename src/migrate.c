@@ -100,7 +100,7 @@ int lbomp_task_alloc(lbomp_t *lb, lbomp_id_t id, size_t bytes, void **out)
         if (lb->tasks.dirty) {
                 /* The last step's times still refer to the arrays about to be rebuilt. */
                 lbomp__window_aggregate_pending(&lb->win, &lb->ws);
-                rc = lbomp__workers_fill(&lb->ws, &lb->tasks);
+                rc = lbomp__workers_fill(&lb->ws, &lb->tasks, false);
                 lb->refilled = true;
         }
         if (rc < 0)

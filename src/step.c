@@ -236,7 +236,7 @@ static void prepare(void *arg)
         if (rc == 0)
                 rc = lbomp__window_reserve(&lb->win, lb->tasks.nslots);
         if (rc == 0 && lb->tasks.dirty)
-                rc = lbomp__workers_fill(&lb->ws, &lb->tasks);
+                rc = lbomp__workers_fill(&lb->ws, &lb->tasks, true);
         if (rc == 0) {
                 /* New tasks are measured from their first step, in slots that may have held
                  * removed ones. */

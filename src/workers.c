@@ -122,15 +122,101 @@ static void count_front(struct lbomp__workers *ws)
         ws->nfront = n;
 }
 
-int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
+/*
+ * lbomp__workers_fill with keep: each worker's entries that still hold one of its tasks stay where
+ * they are; the tasks it gained (new, or moved to it) take the places of those that left, in slot
+ * order, then go at the end; places still empty are filled from the end. Only the entries that
+ * change are written: a gathering's serial part runs on whichever thread came last, and a full
+ * rebuild there took every line of the other workers' arrays out of their cores' caches at every
+ * gathering (bench/churn: 50 of 1,000 tasks replaced per step, yet half the entries written,
+ * shifted by the removals; bench/README, *Worker arrays that stay where they are*). `had` is each
+ * worker's count before, `cur` scratch; false when the result does not add up to `count` (arrays
+ * out of step with the table: the caller rebuilds them).
+ */
+static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
+                      const uint32_t *count, const uint32_t *had, uint32_t *cur)
+{
+        uint32_t P = (uint32_t)ws->n, ns = tasks->nslots;
+        const struct lbomp__task *task = tasks->task;
+        if (ns > ws->seen_cap) {
+                uint32_t *q = realloc(ws->seen, (size_t)ns * sizeof *q);
+                if (!q)
+                        return false;
+                memset(q + ws->seen_cap, 0, (size_t)(ns - ws->seen_cap) * sizeof *q);
+                ws->seen = q;
+                ws->seen_cap = ns;
+        }
+        if (++ws->epoch == 0) { /* stamps of 2^32 fills ago could match: start over */
+                memset(ws->seen, 0, (size_t)ws->seen_cap * sizeof *ws->seen);
+                ws->epoch = 1;
+        }
+        /* What stays, stamped; what left, a hole (LBOMP__REMOVED in tasks[]). */
+        for (uint32_t i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                uint32_t n = had[i] <= w->cap ? had[i] : 0;
+                for (uint32_t p = 0; p < n; p++) {
+                        uint32_t s = w->tasks[p];
+                        if (s < ns && task[s].worker == i && task[s].id == w->ids[p] &&
+                            task[s].data == w->data[p] && ws->seen[s] != ws->epoch)
+                                ws->seen[s] = ws->epoch;
+                        else if (s != LBOMP__REMOVED)
+                                w->tasks[p] = LBOMP__REMOVED;
+                }
+                w->n = n;
+                cur[i] = 0;
+        }
+        /* What came, into the first holes, then at the end. */
+        for (uint32_t t = 0; t < ns; t++) {
+                uint32_t wi = task[t].worker;
+                if (wi >= P || ws->seen[t] == ws->epoch)
+                        continue;
+                struct lbomp__worker *w = &ws->w[wi];
+                uint32_t p = cur[wi];
+                while (p < w->n && w->tasks[p] != LBOMP__REMOVED)
+                        p++;
+                if (p == w->n) {
+                        if (w->n == w->cap)
+                                return false;
+                        w->n++;
+                }
+                cur[wi] = p + 1;
+                w->tasks[p] = t;
+                w->ids[p] = task[t].id;
+                w->data[p] = task[t].data;
+        }
+        /* The holes left (all after cur), filled from the end. */
+        bool ok = true;
+        for (uint32_t i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                uint32_t lo = cur[i], hi = w->n;
+                for (;;) {
+                        while (lo < hi && w->tasks[lo] != LBOMP__REMOVED)
+                                lo++;
+                        while (hi > lo && w->tasks[hi - 1] == LBOMP__REMOVED)
+                                hi--;
+                        if (lo >= hi)
+                                break;
+                        w->tasks[lo] = w->tasks[hi - 1];
+                        w->ids[lo] = w->ids[hi - 1];
+                        w->data[lo] = w->data[hi - 1];
+                        hi--;
+                }
+                w->n = hi;
+                ok &= hi == count[i];
+        }
+        return ok;
+}
+
+int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep)
 {
         uint32_t P = (uint32_t)ws->n;
         /* Room first, so that a failure leaves the mapping as it was. */
         uint32_t *count = calloc(P, sizeof *count);
         uint32_t *quota = calloc(P, sizeof *quota);
         double *speed = calloc((size_t)P + 1, sizeof *speed);
+        uint32_t *had = keep ? calloc(2 * (size_t)P, sizeof *had) : NULL;
         int rc = -ENOMEM;
-        if (!count || !quota || !speed)
+        if (!count || !quota || !speed || (keep && !had))
                 goto out;
         uint32_t npending = 0, k = 0;
         for (uint32_t t = 0; t < tasks->nslots; t++) {
@@ -164,6 +250,8 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                                 goto out;
                         w->cap = cap;
                 }
+                if (had)
+                        had[i] = w->tasks ? w->n : 0;
                 w->n = 0;
                 w->pcost_ok = false; /* the costs come with the next LB step */
                 w->blind = true;
@@ -178,15 +266,19 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks)
                         tasks->task[t].worker = at;
                         k++;
                 }
-        for (uint32_t t = 0; t < tasks->nslots; t++) {
-                uint32_t wi = tasks->task[t].worker;
-                if (wi >= P)
-                        continue;
-                struct lbomp__worker *w = &ws->w[wi];
-                w->tasks[w->n] = t;
-                w->ids[w->n] = tasks->task[t].id;
-                w->data[w->n] = tasks->task[t].data;
-                w->n++;
+        if (!keep || !keep_fill(ws, tasks, count, had, had + P)) {
+                for (uint32_t i = 0; i < P; i++)
+                        ws->w[i].n = 0;
+                for (uint32_t t = 0; t < tasks->nslots; t++) {
+                        uint32_t wi = tasks->task[t].worker;
+                        if (wi >= P)
+                                continue;
+                        struct lbomp__worker *w = &ws->w[wi];
+                        w->tasks[w->n] = t;
+                        w->ids[w->n] = tasks->task[t].id;
+                        w->data[w->n] = tasks->task[t].data;
+                        w->n++;
+                }
         }
         /* The time slots of timed steps are written by whoever runs each task: only what was
          * measured is read, so they need no clearing here. */
@@ -197,6 +289,7 @@ out:
         free(count);
         free(quota);
         free(speed);
+        free(had);
         return rc;
 }
 
@@ -297,4 +390,7 @@ void lbomp__workers_free(struct lbomp__workers *ws)
         free(ws->w);
         ws->w = NULL;
         ws->n = 0;
+        free(ws->seen);
+        ws->seen = NULL;
+        ws->seen_cap = ws->epoch = 0;
 }

@@ -46,7 +46,7 @@ struct lbomp__steal_rec {
 struct lbomp__worker {
         _Alignas(LBOMP__CACHELINE) struct lbomp__deque dq;
         _Alignas(LBOMP__CACHELINE) struct lbomp__stepload ring[LBOMP__RING]; /* by step number */
-        _Alignas(LBOMP__CACHELINE) uint32_t *tasks; /* slots of this worker's tasks, ascending */
+        _Alignas(LBOMP__CACHELINE) uint32_t *tasks; /* slots of this worker's tasks */
         uint32_t *ids;                              /* [cap] their public ids */
         void **data;                                /* [cap] their user pointers */
         uint32_t *victims;                          /* workers to steal from, nearest first */
@@ -130,6 +130,9 @@ struct lbomp__workers {
         /* workers whose thieves take from the front (lbomp__workers_front), counted wherever
          * what it reads changes (fill, costs, costs_check) */
         uint32_t nfront;
+        /* lbomp__workers_fill with keep: a stamp per slot of the tasks found in place */
+        uint32_t *seen;
+        uint32_t seen_cap, epoch;
 };
 
 /*
@@ -149,10 +152,13 @@ void lbomp__workers_victims(struct lbomp__workers *ws, const struct lbomp__topo 
 /*
  * Gives pending tasks a worker (contiguous blocks of slots, of sizes by capacity: as
  * schedule(static) would place ids when the speeds are equal, lbomp__place_counts otherwise) and
- * rebuilds every worker's arrays in ascending slot order. One thread, no step running.
+ * rebuilds every worker's arrays: in ascending slot order, or with `keep` (a gathering: a few tasks
+ * came and went) keeping each entry that still holds one of the worker's tasks where it is, the
+ * others' places taken by the tasks it gained and the rest filled from the end, writing only
+ * what changes (workers.c, keep_fill). One thread, no step running.
  * 0 or -ENOMEM (then the arrays are unchanged and tasks->dirty stays set).
  */
-int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks);
+int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep);
 /*
  * Gives every worker the predicted cost of each of its tasks, slot_cost[slot] in seconds (the last
  * snapshot's costs, after its plan was applied and the arrays filled), as prefix sums for the

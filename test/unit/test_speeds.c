@@ -202,7 +202,7 @@ static void kinds(const char *profiles)
         ASSERT_DEQ(lb->ws.w[1].speed, 3900 * 0.7 / 5100);
         for (int t = 0; t < 300; t++)
                 ASSERT_EQ(lbomp_task_add(lb, &lb, 0, LBOMP_NODE_ANY, NULL), 0);
-        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks), 0);
+        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks, false), 0);
         uint32_t n0 = lb->ws.w[0].n, n1 = lb->ws.w[1].n;
         fprintf(stderr, "hybrid profile: first mapping %u / %u tasks (speeds 1, %.3f)\n", n0, n1,
                 lb->ws.w[1].speed);
@@ -220,7 +220,7 @@ static void kinds(const char *profiles)
         ASSERT_DEQ(lb->ws.w[1].speed, 1.0);
         for (int t = 0; t < 300; t++)
                 ASSERT_EQ(lbomp_task_add(lb, &lb, 0, LBOMP_NODE_ANY, NULL), 0);
-        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks), 0);
+        ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks, false), 0);
         ASSERT_EQ(lb->ws.w[0].n, 150);
         lbomp_destroy(lb);
 }

@@ -9,7 +9,7 @@
  * first block and the end: with slots recycled, all of them follow the live tasks, not the ids
  * ever handed out.
  * Usage: churn [--steps N] [--live N] [--replace N] [--block N] [--work-us U] [--threads T]
- *        [--json]
+ *        [--json] [--report-json FILE]
  */
 #include <omp.h>
 #include <stdio.h>
@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 {
         long steps = 40000, live = 1000, replace = 50, block = 8000, threads = 0;
         int json = 0;
+        const char *report = NULL;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--json") == 0) {
                         json = 1;
@@ -80,6 +81,10 @@ int main(int argc, char **argv)
                 }
                 if (i + 1 >= argc)
                         goto usage;
+                if (strcmp(argv[i], "--report-json") == 0) {
+                        report = argv[++i];
+                        continue;
+                }
                 char *end;
                 double v = strtod(argv[i + 1], &end);
                 if (*end || v < 0)
@@ -171,6 +176,13 @@ int main(int argc, char **argv)
         lbomp_totals_t tot = {0};
         if (lbomp_totals_get(lb, &tot, sizeof tot) < 0)
                 goto fail;
+        if (report) {
+                FILE *f = fopen(report, "w");
+                if (!f || lbomp_report_json(lb, f) < 0 || fclose(f) != 0) {
+                        fprintf(stderr, "churn: --report-json %s: cannot write it\n", report);
+                        return 1;
+                }
+        }
         if (json)
                 printf("{\"bench\":\"churn\",\"policy\":\"%s\",\"threads\":%d,\"steps\":%ld,"
                        "\"live\":%ld,\"replace\":%ld,\"block\":%ld,\"first_block_s\":%.6g,"
@@ -202,6 +214,6 @@ fail:
         return 1;
 usage:
         fprintf(stderr, "usage: churn [--steps N] [--live N] [--replace N] [--block N] "
-                        "[--work-us U] [--threads T] [--json]\n");
+                        "[--work-us U] [--threads T] [--json] [--report-json FILE]\n");
         return 2;
 }

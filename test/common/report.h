@@ -51,4 +51,24 @@ static inline int test_policy_names(char names[][32], int max)
         free(buf);
         return n;
 }
+
+/* Window i's record (into *ws) against what the threads did: stolen_in_step[k] tasks run by a
+ * thread other than their owner's in step k. Returns their sum over the window's steps; a window
+ * that reports another count ends the test. */
+static inline long window_stolen_checked(const lbomp_t *lb, size_t i, const long *stolen_in_step,
+                                         lbomp_window_stats_t *ws)
+{
+        int rc = lbomp_window_get(lb, i, ws, sizeof *ws);
+        if (rc != 0)
+                report_fail("lbomp_window_get", rc);
+        long seen = 0;
+        for (uint64_t k = ws->first_step; k < ws->first_step + ws->steps; k++)
+                seen += stolen_in_step[k];
+        if ((long)ws->stolen != seen) {
+                fprintf(stderr, "window %zu reports %llu stolen, the threads stole %ld\n", i,
+                        (unsigned long long)ws->stolen, seen);
+                exit(1);
+        }
+        return seen;
+}
 #endif

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lbomp.h"
+#include "report.h"
 #include "test.h"
 
 #define NT     4096
@@ -127,14 +128,7 @@ int main(void)
         size_t nw = lbomp_window_count(lb);
         for (size_t i = 0; i < nw; i++) {
                 lbomp_window_stats_t ws;
-                ASSERT_EQ(lbomp_window_get(lb, i, &ws, sizeof ws), 0);
-                long seen = 0;
-                for (uint64_t k = ws.first_step; k < ws.first_step + ws.steps; k++)
-                        seen += stolen_in_step[k];
-                if ((long)ws.stolen != seen)
-                        FAIL("window %zu reports %llu stolen, the threads stole %ld", i,
-                             (unsigned long long)ws.stolen, seen);
-                total += seen;
+                total += window_stolen_checked(lb, i, stolen_in_step, &ws);
         }
         for (long k = (long)(nw * PERIOD); k < STEPS; k++)
                 total += stolen_in_step[k];

@@ -129,12 +129,12 @@ static void count_front(struct lbomp__workers *ws)
  * change are written: a gathering's serial part runs on whichever thread came last, and a full
  * rebuild there took every line of the other workers' arrays out of their cores' caches at every
  * gathering (bench/churn: 50 of 1,000 tasks replaced per step, yet half the entries written,
- * shifted by the removals; bench/README, *Worker arrays that stay where they are*). `had` is each
- * worker's count before, `cur` scratch; false when the result does not add up to `count` (arrays
- * out of step with the table: the caller rebuilds them).
+ * shifted by the removals; bench/README, *Worker arrays that stay where they are*). Each worker's
+ * n is still its count before; `cur` scratch; false when the result does not add up to `count`
+ * (arrays out of step with the table: the caller rebuilds them).
  */
 static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
-                      const uint32_t *count, const uint32_t *had, uint32_t *cur)
+                      const uint32_t *count, uint32_t *cur)
 {
         uint32_t P = (uint32_t)ws->n, ns = tasks->nslots;
         const struct lbomp__task *task = tasks->task;
@@ -153,8 +153,7 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
         /* What stays, stamped; what left, a hole (LBOMP__REMOVED in tasks[]). */
         for (uint32_t i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
-                uint32_t n = had[i] <= w->cap ? had[i] : 0;
-                for (uint32_t p = 0; p < n; p++) {
+                for (uint32_t p = 0; p < w->n; p++) {
                         uint32_t s = w->tasks[p];
                         if (s < ns && task[s].worker == i && task[s].id == w->ids[p] &&
                             task[s].data == w->data[p] && ws->seen[s] != ws->epoch)
@@ -162,7 +161,6 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
                         else if (s != LBOMP__REMOVED)
                                 w->tasks[p] = LBOMP__REMOVED;
                 }
-                w->n = n;
                 cur[i] = 0;
         }
         /* What came, into the first holes, then at the end. */
@@ -214,9 +212,9 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
         uint32_t *count = calloc(P, sizeof *count);
         uint32_t *quota = calloc(P, sizeof *quota);
         double *speed = calloc((size_t)P + 1, sizeof *speed);
-        uint32_t *had = keep ? calloc(2 * (size_t)P, sizeof *had) : NULL;
+        uint32_t *cur = keep ? calloc(P, sizeof *cur) : NULL;
         int rc = -ENOMEM;
-        if (!count || !quota || !speed || (keep && !had))
+        if (!count || !quota || !speed || (keep && !cur))
                 goto out;
         uint32_t npending = 0, k = 0;
         for (uint32_t t = 0; t < tasks->nslots; t++) {
@@ -250,9 +248,6 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                                 goto out;
                         w->cap = cap;
                 }
-                if (had)
-                        had[i] = w->tasks ? w->n : 0;
-                w->n = 0;
                 w->pcost_ok = false; /* the costs come with the next LB step */
                 w->blind = true;
         }
@@ -266,7 +261,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                         tasks->task[t].worker = at;
                         k++;
                 }
-        if (!keep || !keep_fill(ws, tasks, count, had, had + P)) {
+        if (!keep || !keep_fill(ws, tasks, count, cur)) {
                 for (uint32_t i = 0; i < P; i++)
                         ws->w[i].n = 0;
                 for (uint32_t t = 0; t < tasks->nslots; t++) {
@@ -289,7 +284,7 @@ out:
         free(count);
         free(quota);
         free(speed);
-        free(had);
+        free(cur);
         return rc;
 }
 

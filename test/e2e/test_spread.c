@@ -15,7 +15,8 @@
  * interleaving moves half of them, so the window after it runs slower than the one it was judged
  * on (by the costs measured where the tasks ran, it pays), and the next LB step puts them back
  * (lbomp_lb_stats_t.interleave_undone), whatever the estimate said; an interleaving that helps
- * (the moving case) is not undone but by noise, and never twice in a row.
+ * (the moving case) is not undone but by noise, and not interleaved again while in place (until
+ * undone, or replaced by a plan that moved tasks).
  */
 #include <omp.h>
 #include <stdbool.h>
@@ -89,7 +90,10 @@ static void run_undo(enum kind k, const char *policy, long steps, int *interleav
         for (step_now = 0; step_now < steps; step_now++)
                 ASSERT_EQ(lbomp_step(lb, cb, NULL), 0);
         *interleaved = *moved = *undone = 0;
-        bool last_undone = true; /* an interleaving undone, not one in place */
+        /* an interleaving in place: from one that moved tasks until it is undone or a plan moves
+         * tasks (the mapping is then the plan's: lbstep.c keeps `interleaved` only while no plan
+         * moves a task) */
+        bool in_place = false;
         for (size_t i = lbomp_lb_first(lb); i < lbomp_lb_count(lb); i++) {
                 lbomp_lb_stats_t st;
                 ASSERT_EQ(lbomp_lb_get(lb, i, &st, sizeof st), 0);
@@ -98,16 +102,17 @@ static void run_undo(enum kind k, const char *policy, long steps, int *interleav
                        i, (unsigned long long)st.step, st.interleaved, st.interleave_undone,
                        st.migrations, st.imbalance_before);
                 *interleaved += st.interleaved;
-                if (st.interleaved && st.migrations > 0) {
-                        ASSERT(last_undone); /* interleaved again only after an undo */
-                        last_undone = false;
-                        (*moved)++;
-                }
                 if (st.interleave_undone) {
-                        ASSERT(!last_undone); /* undoes an interleaving in place */
+                        ASSERT(in_place); /* undoes an interleaving in place */
                         ASSERT_EQ(st.interleaved, 0);
-                        last_undone = true;
+                        in_place = false;
                         (*undone)++;
+                } else if (st.interleaved && st.migrations > 0) {
+                        ASSERT(!in_place); /* not twice in a row: only once undone or replaced */
+                        in_place = true;
+                        (*moved)++;
+                } else if (st.migrations > 0) {
+                        in_place = false; /* a plan that moved tasks replaced it */
                 }
         }
         *sum = 0;

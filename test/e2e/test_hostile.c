@@ -564,8 +564,13 @@ static void t_no_pay(void)
                 printf("no-pay, excess that moves: LB step %zu: λ %.3f, %llu moved: %s\n", i,
                        st.imbalance_before, (unsigned long long)st.migrations, note);
                 ASSERT_EQ(st.migrations, 0);
-                /* (a slow build may see a window within the tolerance: no policy either) */
-                ASSERT_STR_CONTAINS(note, "policy not run");
+                /* (a slow build may see a window within the tolerance: no policy either; a
+                 * machine busy with other tests may stretch a cheap task's step so that the
+                 * excess looks as if it stayed: the policy then runs, and still moves nothing,
+                 * as the task's own cost is what it finds: seen once under `meson test` with two
+                 * processes on two cores) */
+                if (!strstr(note, "policy not run"))
+                        ASSERT_STR_CONTAINS(note, "alone costs that much");
                 judged += strstr(note, "does not pay") != NULL;
         }
         ASSERT_GT(judged, 0);

@@ -178,6 +178,7 @@ static int adopt(struct lbomp *lb, struct lbomp__chunks *ch, struct lbomp__chunk
         t->renewed = true;
         t->dirty = true;
         t->version++;
+        t->gen++;
         free(ch->c);
         ch->c = c;
         ch->n = n;

@@ -225,6 +225,7 @@ int lbomp_set_topology(lbomp_t *lb, const char *xml_path)
         free(lb->cfg.topology);
         lb->cfg.topology = path;
         lbomp__workers_place(&lb->ws, &lb->topo, lb->cfg.steal);
+        lb->tasks.gen++; /* the workers' nodes and distances changed */
         return 0;
 }
 

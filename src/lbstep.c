@@ -547,9 +547,12 @@ static void finish(struct lbomp *lb)
 }
 
 /* Σ over live links of bytes × distance between their workers' nodes, from the task table. */
-static double table_locality(const struct lbomp *lb)
+static double table_locality(struct lbomp *lb)
 {
         const struct lbomp__tasks *tk = &lb->tasks;
+        struct lbomp__lbs *l = &lb->lbs;
+        if (l->loc_ok && l->loc_gen == tk->gen)
+                return l->loc;
         int nn = lb->topo.nnodes;
         double c = 0;
         for (size_t i = 0; i < tk->nlink; i++) {
@@ -560,6 +563,9 @@ static double table_locality(const struct lbomp *lb)
                         continue;
                 c += k->bytes * lb->topo.dist[lb->ws.w[wa].node * nn + lb->ws.w[wb].node];
         }
+        l->loc = c;
+        l->loc_gen = tk->gen;
+        l->loc_ok = true;
         return c;
 }
 

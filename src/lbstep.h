@@ -101,6 +101,11 @@ struct lbomp__lbs {
         bool undo, trial;
         int rc;     /* the step could not run (-ENOMEM, -EFAULT): nothing moves */
         int dec_rc; /* what the decentralized run returned */
+        /* The locality cost of the task table (lbstep.c, table_locality) at tasks.gen ==
+         * loc_gen, when loc_ok: an LB step that moved nothing since does not walk the links. */
+        double loc;
+        uint64_t loc_gen;
+        bool loc_ok;
         bool said_no_time;
         bool said_when_nomem; /* auto: no room for the when-rule's loads, said once */
         /* LBOMP_POLICY=auto (policy/auto.h): the when-rule checked at every time step, the LB

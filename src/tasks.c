@@ -117,6 +117,7 @@ int lbomp__tasks_add(struct lbomp__tasks *t, void *data, size_t bytes, int home,
         t->nalive++;
         t->dirty = true;
         t->version++;
+        t->gen++;
         if (id)
                 *id = i;
         return 0;
@@ -173,6 +174,7 @@ int lbomp__tasks_remove(struct lbomp__tasks *t, uint32_t id)
         t->nalive--;
         t->dirty = true;
         t->version++;
+        t->gen++;
         if (t->dead_links > 64 && 2 * t->dead_links > t->nlink)
                 compact_links(t);
         return 0;
@@ -198,6 +200,7 @@ int lbomp__tasks_link(struct lbomp__tasks *t, uint32_t a, uint32_t b, size_t byt
                 (struct lbomp__link){.a = sa, .b = sb, .ida = a, .idb = b, .bytes = (double)bytes};
         t->task[sa].nlinks++;
         t->task[sb].nlinks++;
+        t->gen++;
         return 0;
 }
 

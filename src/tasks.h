@@ -58,6 +58,10 @@ struct lbomp__tasks {
         bool renewed;      /* the table was rebuilt as a whole (a loop's chunks, chunks.c): every
                               slot holds a new task, which the window measures afresh */
         uint64_t version;  /* counts additions and removals */
+        /* Counts every change of what the locality cost reads (lbstep.c, table_locality): a
+         * task's worker, a link, the tasks themselves; a value computed at one count holds while
+         * it stays. */
+        uint64_t gen;
 };
 
 /* 0 and the new id, or -ENOMEM (also when every id was handed out: LBOMP__MAX_ID of them).

@@ -110,6 +110,7 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
         ws->n = n;
         lbomp__workers_place(ws, topo, steal);
         tasks->dirty = true;
+        tasks->gen++;
         return 0;
 }
 
@@ -260,6 +261,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                         }
                         tasks->task[t].worker = at;
                         k++;
+                        tasks->gen++;
                 }
         if (!keep || !keep_fill(ws, tasks, count, cur)) {
                 for (uint32_t i = 0; i < P; i++)

@@ -178,8 +178,24 @@ static void live_record(void)
         ASSERT_NEAR(st.locality_after, 1300.0);
         ASSERT_EQ(st.migrations, 0);
         ASSERT_NEAR(st.move_cost, 0.0);
+        /* The cost is kept between LB steps while nothing changes; each change shows at the next
+         * LB step: a link from task 0 (node 0) to task 2 (node 1) adds 100×1.5, removing task 7
+         * takes its two links, 100×1 and 100×3, away. */
+        const double want[] = {1300.0, 1450.0, 1050.0};
+        for (int phase = 0; phase < 3; phase++) {
+                if (phase == 1)
+                        ASSERT_EQ(lbomp_link(lb, 0, 2, 100), 0);
+                if (phase == 2)
+                        ASSERT_EQ(lbomp_task_remove(lb, 7), 0);
+                for (int s = 0; s < 2; s++)
+                        ASSERT_EQ(lbomp_step(lb, nop, NULL), 0);
+                ASSERT_EQ(lbomp_lb_get(lb, lbomp_lb_count(lb) - 1, &st, sizeof st), 0);
+                ASSERT_NEAR(st.locality_before, want[phase]);
+                ASSERT_NEAR(st.locality_after, want[phase]);
+        }
         lbomp_destroy(lb);
-        printf("live record: link cost 1300 as computed by hand\n");
+        printf("live record: link cost 1300 as computed by hand, 1450 after a link, 1050 after a "
+               "removal\n");
 }
 
 /* A snapshot over the tiny profile's 8 workers with the given tasks (no links). */

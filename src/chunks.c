@@ -177,6 +177,7 @@ static int adopt(struct lbomp *lb, struct lbomp__chunks *ch, struct lbomp__chunk
         t->nlink = 0;
         t->renewed = true;
         t->dirty = true;
+        t->reshaped = true;
         t->version++;
         t->gen++;
         free(ch->c);

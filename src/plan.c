@@ -64,6 +64,7 @@ void lbomp__plan_apply(const struct lbomp__plan *p, struct lbomp__tasks *tasks)
                 if (p->dest[t] != s->worker[t]) {
                         tasks->task[s->id[t]].worker = p->dest[t];
                         tasks->dirty = true;
+                        tasks->reshaped = true;
                         tasks->gen++;
                 }
 }

@@ -104,9 +104,10 @@ int lbomp__tasks_add(struct lbomp__tasks *t, void *data, size_t bytes, int home,
                 if (cap > LBOMP__MAX_ID)
                         cap = LBOMP__MAX_ID;
                 /* The free list grows with the slots, so that removing never allocates. */
-                if (LBOMP__GROW(t->task, cap) || LBOMP__GROW(t->free, cap))
+                if (LBOMP__GROW(t->task, cap) || LBOMP__GROW(t->free, cap) ||
+                    LBOMP__GROW(t->gone, cap))
                         return -ENOMEM;
-                t->cap = cap;
+                t->cap = t->gone_cap = cap;
         }
         uint32_t slot = t->nfree ? t->free[--t->nfree] : t->nslots++;
         uint32_t i = t->next_id++;
@@ -163,6 +164,10 @@ int lbomp__tasks_remove(struct lbomp__tasks *t, uint32_t id)
         map_del(t, h);
         struct lbomp__task *k = &t->task[slot];
         t->dead_links += k->nlinks;
+        if (t->ngone < t->gone_cap)
+                t->gone[t->ngone++] = (struct lbomp__gone){slot, k->id, k->worker};
+        else
+                t->reshaped = true;
         k->worker = LBOMP__REMOVED;
         k->data = NULL;
         k->mem = NULL;
@@ -218,5 +223,6 @@ void lbomp__tasks_free(struct lbomp__tasks *t)
         free(t->map_id);
         free(t->map_slot);
         free(t->link);
+        free(t->gone);
         memset(t, 0, sizeof *t);
 }

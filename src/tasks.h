@@ -38,6 +38,11 @@ struct lbomp__link {
         double bytes;
 };
 
+/* A removal since the workers' arrays were last filled: the task's slot, id and worker then. */
+struct lbomp__gone {
+        uint32_t slot, id, worker;
+};
+
 struct lbomp__tasks {
         struct lbomp__task *task; /* [cap] by slot */
         uint32_t nslots;          /* slots ever used (free ones included): the index space */
@@ -62,6 +67,13 @@ struct lbomp__tasks {
          * task's worker, a link, the tasks themselves; a value computed at one count holds while
          * it stays. */
         uint64_t gen;
+        /* The removals since the workers' arrays were last filled, so that a gathering after a
+         * few tasks came and went touches only them and the added ones (workers.c, quick_fill);
+         * `reshaped`: a task changed worker otherwise since (a plan, a resize, a loop's new
+         * chunks) or the list was full, and the fill reads every slot. Both reset by the fill. */
+        struct lbomp__gone *gone;
+        uint32_t ngone, gone_cap;
+        bool reshaped;
 };
 
 /* 0 and the new id, or -ENOMEM (also when every id was handed out: LBOMP__MAX_ID of them).

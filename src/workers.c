@@ -110,6 +110,7 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
         ws->n = n;
         lbomp__workers_place(ws, topo, steal);
         tasks->dirty = true;
+        tasks->reshaped = true;
         tasks->gen++;
         return 0;
 }
@@ -121,6 +122,48 @@ static void count_front(struct lbomp__workers *ws)
         for (int i = 0; i < ws->n; i++)
                 n += lbomp__workers_front(&ws->w[i]);
         ws->nfront = n;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return (x > y) - (x < y);
+}
+
+/* Ascending; the few slots a gathering usually places by insertion (qsort's merge sort with its
+ * allocation cost as much as the rest of the quick fill on bench/churn). */
+static void sort_u32(uint32_t *a, uint32_t n)
+{
+        if (n > 64) {
+                qsort(a, n, sizeof *a, by_u32);
+                return;
+        }
+        for (uint32_t i = 1; i < n; i++) {
+                uint32_t x = a[i], j = i;
+                for (; j > 0 && a[j - 1] > x; j--)
+                        a[j] = a[j - 1];
+                a[j] = x;
+        }
+}
+
+/* An entry of worker w's arrays: place p holds slot t. */
+static void put(struct lbomp__workers *ws, struct lbomp__worker *w, uint32_t p, uint32_t t,
+                const struct lbomp__task *task)
+{
+        w->tasks[p] = t;
+        w->ids[p] = task[t].id;
+        w->data[p] = task[t].data;
+        ws->pos[t] = p;
+}
+
+/* Place p of worker w takes the entry at its last place, which goes. */
+static void move_last(struct lbomp__workers *ws, struct lbomp__worker *w, uint32_t p)
+{
+        uint32_t last = --w->n;
+        w->tasks[p] = w->tasks[last];
+        w->ids[p] = w->ids[last];
+        w->data[p] = w->data[last];
+        ws->pos[w->tasks[p]] = p;
 }
 
 /*
@@ -157,10 +200,12 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
                 for (uint32_t p = 0; p < w->n; p++) {
                         uint32_t s = w->tasks[p];
                         if (s < ns && task[s].worker == i && task[s].id == w->ids[p] &&
-                            task[s].data == w->data[p] && ws->seen[s] != ws->epoch)
+                            task[s].data == w->data[p] && ws->seen[s] != ws->epoch) {
                                 ws->seen[s] = ws->epoch;
-                        else if (s != LBOMP__REMOVED)
+                                ws->pos[s] = p;
+                        } else if (s != LBOMP__REMOVED) {
                                 w->tasks[p] = LBOMP__REMOVED;
+                        }
                 }
                 cur[i] = 0;
         }
@@ -179,51 +224,199 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
                         w->n++;
                 }
                 cur[wi] = p + 1;
-                w->tasks[p] = t;
-                w->ids[p] = task[t].id;
-                w->data[p] = task[t].data;
+                put(ws, w, p, t, task);
         }
         /* The holes left (all after cur), filled from the end. */
         bool ok = true;
         for (uint32_t i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
-                uint32_t lo = cur[i], hi = w->n;
+                uint32_t lo = cur[i];
                 for (;;) {
-                        while (lo < hi && w->tasks[lo] != LBOMP__REMOVED)
+                        while (lo < w->n && w->tasks[lo] != LBOMP__REMOVED)
                                 lo++;
-                        while (hi > lo && w->tasks[hi - 1] == LBOMP__REMOVED)
-                                hi--;
-                        if (lo >= hi)
+                        while (w->n > lo && w->tasks[w->n - 1] == LBOMP__REMOVED)
+                                w->n--;
+                        if (lo >= w->n)
                                 break;
-                        w->tasks[lo] = w->tasks[hi - 1];
-                        w->ids[lo] = w->ids[hi - 1];
-                        w->data[lo] = w->data[hi - 1];
-                        hi--;
+                        move_last(ws, w, lo);
                 }
-                w->n = hi;
-                ok &= hi == count[i];
+                ok &= w->n == count[i];
         }
         return ok;
 }
 
-int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep)
+/*
+ * The quick keep fill, when only additions and removals happened since the last fill (tasks->gone,
+ * tasks->added; !tasks->reshaped): the same arrays as keep_fill leaves, reading only the entries
+ * those touched, not every slot and every worker's arrays (bench/churn, 1,000 tasks, 50 replaced
+ * per step: bench/README, *A gathering that reads only what changed*).
+ */
+
+/* Each worker's count after the removals (its entries that tasks->gone names, still in place);
+ * the pending slots among tasks->added, ascending and once each, into pend. Reads only. */
+static uint32_t quick_count(const struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
+                            uint32_t *count, uint32_t *pend)
 {
         uint32_t P = (uint32_t)ws->n;
+        for (uint32_t i = 0; i < P; i++)
+                count[i] = ws->w[i].n;
+        for (uint32_t k = 0; k < tasks->ngone; k++) {
+                const struct lbomp__gone *g = &tasks->gone[k];
+                if (g->worker >= P || g->slot >= ws->pos_cap)
+                        continue;
+                const struct lbomp__worker *w = &ws->w[g->worker];
+                uint32_t p = ws->pos[g->slot];
+                if (p < w->n && w->tasks[p] == g->slot && w->ids[p] == g->id)
+                        count[g->worker]--;
+        }
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < tasks->nadded; k++) {
+                uint32_t t = tasks->added[k];
+                if (t < tasks->nslots && tasks->task[t].worker == LBOMP__PENDING)
+                        pend[n++] = t;
+        }
+        sort_u32(pend, n);
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < n; k++) /* a slot freed and given again is in `added` twice */
+                if (m == 0 || pend[m - 1] != pend[k])
+                        pend[m++] = pend[k];
+        return m;
+}
+
+/* The removals' places become holes, the placed pending tasks fill them (each worker's in slot
+ * order, into its holes in the order the tasks left), then the rest from the end (in any order:
+ * each place below the final count gets the last entry). `hole` scratch of 2 × tasks->ngone
+ * entries, `at` and `next` of one per worker. False when the counts do not add up (the caller
+ * then reads every slot). */
+static bool quick_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
+                       const uint32_t *count, const uint32_t *pend, uint32_t npend, uint32_t *hole,
+                       uint32_t *at, uint32_t *next)
+{
+        uint32_t P = (uint32_t)ws->n, ng = tasks->ngone, *place = hole + ng;
+        const struct lbomp__task *task = tasks->task;
+        memset(at, 0, P * sizeof *at);
+        for (uint32_t k = 0; k < ng; k++) {
+                const struct lbomp__gone *g = &tasks->gone[k];
+                place[k] = LBOMP__REMOVED;
+                if (g->worker >= P || g->slot >= ws->pos_cap)
+                        continue;
+                struct lbomp__worker *w = &ws->w[g->worker];
+                uint32_t p = ws->pos[g->slot];
+                if (p < w->n && w->tasks[p] == g->slot && w->ids[p] == g->id) {
+                        w->tasks[p] = LBOMP__REMOVED;
+                        place[k] = p;
+                        at[g->worker]++;
+                }
+        }
+        /* each worker's holes together: hole[next[i] .. at[i]) */
+        for (uint32_t i = 0, s = 0; i < P; i++) {
+                uint32_t c = at[i];
+                at[i] = next[i] = s;
+                s += c;
+        }
+        for (uint32_t k = 0; k < ng; k++)
+                if (place[k] != LBOMP__REMOVED)
+                        hole[at[tasks->gone[k].worker]++] = place[k];
+        for (uint32_t k = 0; k < npend; k++) {
+                uint32_t t = pend[k], wi = task[t].worker;
+                struct lbomp__worker *w = &ws->w[wi];
+                uint32_t p;
+                if (next[wi] < at[wi]) {
+                        p = hole[next[wi]++];
+                } else {
+                        if (w->n == w->cap)
+                                return false;
+                        p = w->n++;
+                }
+                put(ws, w, p, t, task);
+        }
+        bool ok = true;
+        for (uint32_t i = 0; i < P; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                for (uint32_t k = next[i]; k < at[i]; k++) {
+                        uint32_t p = hole[k];
+                        while (w->n > p && w->tasks[w->n - 1] == LBOMP__REMOVED)
+                                w->n--;
+                        if (w->n > p)
+                                move_last(ws, w, p);
+                }
+                ok &= w->n == count[i];
+        }
+        return ok;
+}
+
+/* Room in each worker's arrays for count[i] tasks. */
+static int grow_to(struct lbomp__workers *ws, const uint32_t *count)
+{
+        for (int i = 0; i < ws->n; i++) {
+                struct lbomp__worker *w = &ws->w[i];
+                if (count[i] <= w->cap && w->tasks)
+                        continue;
+                uint32_t cap = count[i] > 2 * w->cap ? count[i] : 2 * w->cap;
+                if (cap < 16)
+                        cap = 16;
+                if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->ids, cap) ||
+                    LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
+                    LBOMP__GROW(w->runner, 2 * (size_t)cap) ||
+                    LBOMP__GROW(w->pcost, (size_t)cap + 1))
+                        return -ENOMEM;
+                w->cap = cap;
+        }
+        return 0;
+}
+
+/* count[] from the table, and room for it: a quick fill whose counts did not add up. */
+static int grow_counted(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
+                        uint32_t *count)
+{
+        memset(count, 0, (size_t)ws->n * sizeof *count);
+        for (uint32_t t = 0; t < tasks->nslots; t++)
+                if (tasks->task[t].worker < (uint32_t)ws->n)
+                        count[tasks->task[t].worker]++;
+        return grow_to(ws, count);
+}
+
+int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep)
+{
+        uint32_t P = (uint32_t)ws->n, ns = tasks->nslots;
+        bool quick = keep && ws->pos_ok && !tasks->reshaped;
         /* Room first, so that a failure leaves the mapping as it was. */
         uint32_t *count = calloc(P, sizeof *count);
         uint32_t *quota = calloc(P, sizeof *quota);
         double *speed = calloc((size_t)P + 1, sizeof *speed);
         uint32_t *cur = keep ? calloc(P, sizeof *cur) : NULL;
+        uint32_t *pend = quick ? malloc(((size_t)tasks->nadded + 1) * sizeof *pend) : NULL;
+        uint32_t *hole = quick ? malloc((2 * (size_t)tasks->ngone + 1) * sizeof *hole) : NULL;
+        uint32_t *next = quick ? malloc(((size_t)P + 1) * sizeof *next) : NULL;
         int rc = -ENOMEM;
-        if (!count || !quota || !speed || (keep && !cur))
+        if (!count || !quota || !speed || (keep && !cur) || (quick && (!pend || !hole || !next)))
                 goto out;
+        if (ns > ws->pos_cap) {
+                if (LBOMP__GROW(ws->pos, ns))
+                        goto out;
+                memset(ws->pos + ws->pos_cap, 0, (size_t)(ns - ws->pos_cap) * sizeof *ws->pos);
+                ws->pos_cap = ns;
+        }
         uint32_t npending = 0, k = 0;
-        for (uint32_t t = 0; t < tasks->nslots; t++) {
-                uint32_t wi = tasks->task[t].worker;
-                if (wi == LBOMP__PENDING)
-                        npending++;
-                else if (wi < P)
-                        count[wi]++;
+        if (quick) {
+                npending = quick_count(ws, tasks, count, pend);
+                uint64_t sum = npending;
+                for (uint32_t i = 0; i < P; i++)
+                        sum += count[i];
+                if (sum != tasks->nalive) { /* out of step with the table: read it all */
+                        quick = false;
+                        npending = 0;
+                        memset(count, 0, P * sizeof *count);
+                }
+        }
+        if (!quick) {
+                for (uint32_t t = 0; t < ns; t++) {
+                        uint32_t wi = tasks->task[t].worker;
+                        if (wi == LBOMP__PENDING)
+                                npending++;
+                        else if (wi < P)
+                                count[wi]++;
+                }
         }
         /* New tasks by capacity (lbomp__place_counts): contiguous blocks in slot order, of
          * sizes that follow the workers' speeds and, when those differ, what each holds. */
@@ -236,24 +429,16 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                 goto out;
         for (uint32_t i = 0; i < P; i++)
                 count[i] += quota[i];
+        if (grow_to(ws, count) < 0)
+                goto out;
         for (uint32_t i = 0; i < P; i++) {
-                struct lbomp__worker *w = &ws->w[i];
-                if (count[i] > w->cap || !w->tasks) {
-                        uint32_t cap = count[i] > 2 * w->cap ? count[i] : 2 * w->cap;
-                        if (cap < 16)
-                                cap = 16;
-                        if (LBOMP__GROW(w->tasks, cap) || LBOMP__GROW(w->ids, cap) ||
-                            LBOMP__GROW(w->data, cap) || LBOMP__GROW(w->ticks, 2 * (size_t)cap) ||
-                            LBOMP__GROW(w->runner, 2 * (size_t)cap) ||
-                            LBOMP__GROW(w->pcost, (size_t)cap + 1))
-                                goto out;
-                        w->cap = cap;
-                }
-                w->pcost_ok = false; /* the costs come with the next LB step */
-                w->blind = true;
+                ws->w[i].pcost_ok = false; /* the costs come with the next LB step */
+                ws->w[i].blind = true;
         }
+        /* Nothing fails from here on. */
         uint32_t at = 0; /* the worker whose block is being filled */
-        for (uint32_t t = 0; t < tasks->nslots && npending; t++)
+        for (uint32_t j = 0; j < (quick ? npending : ns) && npending; j++) {
+                uint32_t t = quick ? pend[j] : j;
                 if (tasks->task[t].worker == LBOMP__PENDING) {
                         while (at + 1 < P && k == quota[at]) {
                                 at++;
@@ -263,20 +448,25 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                         k++;
                         tasks->gen++;
                 }
-        if (!keep || !keep_fill(ws, tasks, count, cur)) {
+        }
+        ws->pos_ok = false;
+        if (quick && quick_fill(ws, tasks, count, pend, npending, hole, cur, next)) {
+                ws->quick_fills++;
+        } else if (!(keep && keep_fill(ws, tasks, count, cur))) {
+                /* the counts came from the table, but for a quick fill that did not add up */
+                if (quick && (rc = grow_counted(ws, tasks, count)) < 0)
+                        goto out;
                 for (uint32_t i = 0; i < P; i++)
                         ws->w[i].n = 0;
-                for (uint32_t t = 0; t < tasks->nslots; t++) {
+                for (uint32_t t = 0; t < ns; t++) {
                         uint32_t wi = tasks->task[t].worker;
-                        if (wi >= P)
-                                continue;
-                        struct lbomp__worker *w = &ws->w[wi];
-                        w->tasks[w->n] = t;
-                        w->ids[w->n] = tasks->task[t].id;
-                        w->data[w->n] = tasks->task[t].data;
-                        w->n++;
+                        if (wi < P)
+                                put(ws, &ws->w[wi], ws->w[wi].n++, t, tasks->task);
                 }
         }
+        ws->pos_ok = true;
+        tasks->ngone = 0;
+        tasks->reshaped = false;
         /* The time slots of timed steps are written by whoever runs each task: only what was
          * measured is read, so they need no clearing here. */
         tasks->dirty = false;
@@ -287,6 +477,9 @@ out:
         free(quota);
         free(speed);
         free(cur);
+        free(pend);
+        free(hole);
+        free(next);
         return rc;
 }
 
@@ -390,4 +583,8 @@ void lbomp__workers_free(struct lbomp__workers *ws)
         free(ws->seen);
         ws->seen = NULL;
         ws->seen_cap = ws->epoch = 0;
+        free(ws->pos);
+        ws->pos = NULL;
+        ws->pos_cap = 0;
+        ws->pos_ok = false;
 }

@@ -133,6 +133,12 @@ struct lbomp__workers {
         /* lbomp__workers_fill with keep: a stamp per slot of the tasks found in place */
         uint32_t *seen;
         uint32_t seen_cap, epoch;
+        /* each placed task's place in its worker's arrays, by slot, valid after a fill that
+         * succeeded (pos_ok): where a removal left its hole */
+        uint32_t *pos;
+        uint32_t pos_cap;
+        bool pos_ok;
+        uint64_t quick_fills; /* fills that read only the additions and removals (test_fill) */
 };
 
 /*
@@ -155,7 +161,9 @@ void lbomp__workers_victims(struct lbomp__workers *ws, const struct lbomp__topo 
  * rebuilds every worker's arrays: in ascending slot order, or with `keep` (a gathering: a few tasks
  * came and went) keeping each entry that still holds one of the worker's tasks where it is, the
  * others' places taken by the tasks it gained and the rest filled from the end, writing only
- * what changes (workers.c, keep_fill). One thread, no step running.
+ * what changes (workers.c, keep_fill); when only additions and removals happened since the last
+ * fill (tasks->gone, tasks->added, !tasks->reshaped), reading only those (quick_fill), else
+ * every slot and every worker's arrays. One thread, no step running.
  * 0 or -ENOMEM (then the arrays are unchanged and tasks->dirty stays set).
  */
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep);

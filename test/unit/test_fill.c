@@ -4,7 +4,10 @@
  * and an entry that still holds one of its tasks stays where it was unless a place left empty was
  * filled from the end: at most as many of them move as the worker lost more tasks than it gained;
  * without keep (after an LB step) they are in ascending slot order. Random rounds of removals,
- * additions (recycled slots) and moves on 3 workers, no step run. One thread, deterministic.
+ * additions (recycled slots, some removed again before the fill and their slots given anew) and
+ * moves on 3 workers, no step run; a round without moves takes the quick fill (only what came
+ * and went is read), the same rules. Every entry's place is where the runtime finds it
+ * (ws.pos). One thread, deterministic.
  */
 #include <stdlib.h>
 
@@ -38,6 +41,7 @@ static void check_arrays(lbomp_t *lb, int round)
                                 FAIL("round %d: slot %u twice in the arrays", round, s);
                         ASSERT_EQ(w->ids[p], tk->task[s].id);
                         ASSERT(w->data[p] == tk->task[s].data);
+                        ASSERT_EQ(lb->ws.pos[s], p);
                 }
                 total += w->n;
         }
@@ -54,7 +58,7 @@ int main(void)
                 ASSERT_EQ(lbomp_task_add(lb, &data[i], 8, LBOMP_NODE_ANY, &live[nlive]), 0);
         ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks, true), 0);
         check_arrays(lb, -1);
-        long kept = 0, moved_total = 0;
+        long kept = 0, moved_total = 0, nquick = 0;
         for (int r = 0; r < ROUNDS; r++) {
                 /* where each live slot was */
                 static int32_t pos_before[MAXT * 4], worker_before[MAXT * 4];
@@ -84,6 +88,13 @@ int main(void)
                         ASSERT_EQ(lbomp_task_add(lb, &data[rand() % (MAXT * 4)], 8, LBOMP_NODE_ANY,
                                                  &live[nlive]),
                                   0);
+                /* one of them gone again before any fill, its slot given to the next */
+                if (nadd > 0 && r % 4 == 1 && nlive > 1) {
+                        ASSERT_EQ(lbomp_task_remove(lb, live[nlive - 1]), 0);
+                        ASSERT_EQ(lbomp_task_add(lb, &data[rand() % (MAXT * 4)], 8, LBOMP_NODE_ANY,
+                                                 &live[nlive - 1]),
+                                  0);
+                }
                 /* moves, as a plan would set them */
                 int nmove = r % 3 == 0 ? rand() % 6 : 0;
                 for (int k = 0; k < nmove; k++) {
@@ -95,9 +106,14 @@ int main(void)
                         lb->tasks.task[s].worker = to;
                         lost[from]++;
                         lb->tasks.dirty = true;
+                        lb->tasks.reshaped = true;
                 }
                 bool keep = r % 10 != 9;
+                bool quick = keep && !lb->tasks.reshaped && lb->ws.pos_ok;
+                uint64_t quick_before = lb->ws.quick_fills;
                 ASSERT_EQ(lbomp__workers_fill(&lb->ws, &lb->tasks, keep), 0);
+                ASSERT_EQ(lb->ws.quick_fills - quick_before, quick);
+                nquick += quick;
                 check_arrays(lb, r);
                 for (uint32_t s = 0; s < lb->tasks.nslots; s++) {
                         uint32_t wi = lb->tasks.task[s].worker;
@@ -133,10 +149,11 @@ int main(void)
                         moved_total += moved;
                 }
         }
-        printf("fill: %d rounds, every worker's arrays exact; %ld entries kept in place, %ld "
-               "moved into places left empty\n",
-               ROUNDS, kept, moved_total);
+        printf("fill: %d rounds (%ld quick), every worker's arrays exact; %ld entries kept in "
+               "place, %ld moved into places left empty\n",
+               ROUNDS, nquick, kept, moved_total);
         ASSERT_GT(kept, 0);
+        ASSERT_GT(nquick, ROUNDS / 2);
         lbomp_destroy(lb);
         return 0;
 }

@@ -7,9 +7,11 @@
  * same for the LB steps (decision + apply; of those the bounded history still keeps, LBOMP_HISTORY:
  * 0 when none of a block's is), and how much the process grew between the end of the
  * first block and the end: with slots recycled, all of them follow the live tasks, not the ids
- * ever handed out.
- * Usage: churn [--steps N] [--live N] [--replace N] [--block N] [--work-us U] [--threads T]
- *        [--json] [--report-json FILE]
+ * ever handed out. With --bytes B each task also owns an array of B bytes that every step adds
+ * to (a task that owns data and comes and goes: the one that replaces it takes over its array,
+ * as a cell re-registered after a refinement keeps its memory).
+ * Usage: churn [--steps N] [--live N] [--replace N] [--block N] [--work-us U] [--bytes B]
+ *        [--threads T] [--json] [--report-json FILE]
  */
 #include <omp.h>
 #include <stdio.h>
@@ -22,9 +24,11 @@
 struct task {
         lbomp_id_t id;
         double x;
+        double *a; /* --bytes of its own, or NULL */
 };
 
 static double work_us;
+static size_t nbytes; /* --bytes */
 
 static double now_s(void)
 {
@@ -37,6 +41,8 @@ static void cb(void *data, lbomp_id_t id, void *arg)
 {
         (void)id, (void)arg;
         struct task *t = data;
+        for (size_t i = 0; i < nbytes / sizeof *t->a; i++)
+                t->a[i] += 1.0;
         if (work_us > 0) {
                 double end = now_s() + work_us * 1e-6;
                 while (now_s() < end)
@@ -99,6 +105,8 @@ int main(int argc, char **argv)
                         block = (long)v;
                 else if (strcmp(argv[i], "--work-us") == 0)
                         work_us = v;
+                else if (strcmp(argv[i], "--bytes") == 0)
+                        nbytes = (size_t)v;
                 else if (strcmp(argv[i], "--threads") == 0)
                         threads = (long)v;
                 else
@@ -115,8 +123,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "churn: setup failed: %s\n", lbomp_last_error());
                 return 2;
         }
+        for (long k = 0; k < live && nbytes; k++)
+                if (!(task[k].a = calloc(1, nbytes))) {
+                        fprintf(stderr, "churn: no memory for --bytes %zu\n", nbytes);
+                        return 2;
+                }
         for (long k = 0; k < live; k++)
-                if (lbomp_task_add(lb, &task[k], sizeof task[k], LBOMP_NODE_ANY, &task[k].id) < 0)
+                if (lbomp_task_add(lb, &task[k], sizeof task[k] + nbytes, LBOMP_NODE_ANY,
+                                   &task[k].id) < 0)
                         goto fail;
         unsigned long long rng = 88172645463325252ull;
         long rss_block = 0;
@@ -127,7 +141,7 @@ int main(int argc, char **argv)
                         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
                         long k = (long)(rng % (unsigned long long)live);
                         if (lbomp_task_remove(lb, task[k].id) < 0 ||
-                            lbomp_task_add(lb, &task[k], sizeof task[k], LBOMP_NODE_ANY,
+                            lbomp_task_add(lb, &task[k], sizeof task[k] + nbytes, LBOMP_NODE_ANY,
                                            &task[k].id) < 0 ||
                             lbomp_link(lb, task[k].id, task[(k + 1) % live].id, 1024) < 0 ||
                             lbomp_link(lb, task[k].id, task[(k + 2) % live].id, 512) < 0)
@@ -189,12 +203,12 @@ int main(int argc, char **argv)
                        "\"last_block_s\":%.6g,\"ratio\":%.4g,\"median_ratio\":%.4g,"
                        "\"lb_first_ms\":%.6g,\"lb_last_ms\":%.6g,\"rss_growth_mb\":%.4g,"
                        "\"lb_steps\":%llu,\"migrations\":%llu,\"stolen\":%llu,"
-                       "\"steal_steps\":%llu}\n",
+                       "\"steal_steps\":%llu,\"bytes\":%zu}\n",
                        lbomp_get_policy(lb), lbomp_get_workers(lb), steps, live, replace, block,
                        first, last, last / first, ml / mf, nlbf ? lbf / nlbf * 1e3 : 0,
                        nlbl ? lbl / nlbl * 1e3 : 0, grown, (unsigned long long)tot.lb_steps,
                        (unsigned long long)tot.migrations, (unsigned long long)tot.stolen,
-                       (unsigned long long)tot.steal_steps);
+                       (unsigned long long)tot.steal_steps, nbytes);
         else
                 printf("churn: %ld steps of %ld live tasks, %ld replaced per step, policy %s, %d "
                        "threads:\n"
@@ -206,6 +220,8 @@ int main(int argc, char **argv)
                        first, block, last, last / first, mf * 1e6, ml * 1e6, ml / mf,
                        nlbf ? lbf / nlbf * 1e3 : 0, nlbl ? lbl / nlbl * 1e3 : 0, grown, block);
         lbomp_destroy(lb);
+        for (long k = 0; k < live; k++)
+                free(task[k].a);
         free(task);
         free(step_s);
         return 0;
@@ -214,6 +230,6 @@ fail:
         return 1;
 usage:
         fprintf(stderr, "usage: churn [--steps N] [--live N] [--replace N] [--block N] "
-                        "[--work-us U] [--threads T] [--json] [--report-json FILE]\n");
+                        "[--work-us U] [--bytes B] [--threads T] [--json] [--report-json FILE]\n");
         return 2;
 }

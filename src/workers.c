@@ -345,6 +345,18 @@ static bool quick_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tas
         return ok;
 }
 
+/* Each worker's arrays in ascending slot order (room made for them). */
+static void rebuild(struct lbomp__workers *ws, const struct lbomp__tasks *tasks)
+{
+        for (int i = 0; i < ws->n; i++)
+                ws->w[i].n = 0;
+        for (uint32_t t = 0; t < tasks->nslots; t++) {
+                uint32_t wi = tasks->task[t].worker;
+                if (wi < (uint32_t)ws->n)
+                        put(ws, &ws->w[wi], ws->w[wi].n++, t, tasks->task);
+        }
+}
+
 /* Room in each worker's arrays for count[i] tasks. */
 static int grow_to(struct lbomp__workers *ws, const uint32_t *count)
 {
@@ -453,16 +465,10 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
         if (quick && quick_fill(ws, tasks, count, pend, npending, hole, cur, next)) {
                 ws->quick_fills++;
         } else if (!(keep && keep_fill(ws, tasks, count, cur))) {
-                /* the counts came from the table, but for a quick fill that did not add up */
+                /* counts from the table, but for a quick fill's that did not add up */
                 if (quick && (rc = grow_counted(ws, tasks, count)) < 0)
                         goto out;
-                for (uint32_t i = 0; i < P; i++)
-                        ws->w[i].n = 0;
-                for (uint32_t t = 0; t < ns; t++) {
-                        uint32_t wi = tasks->task[t].worker;
-                        if (wi < P)
-                                put(ws, &ws->w[wi], ws->w[wi].n++, t, tasks->task);
-                }
+                rebuild(ws, tasks);
         }
         ws->pos_ok = true;
         tasks->ngone = 0;

@@ -93,6 +93,8 @@ def simulate(a):
         args = [x for x in args]
         k = args.index("--time-steps")
         args[k + 1] = "200"
+        if a.steal is not None:
+            args += ["--steal", str(a.steal)]
         out = subprocess.run([sim] + args + ["--policy", pols, "--json"], capture_output=True,
                              text=True)
         if out.returncode != 0:
@@ -111,7 +113,8 @@ def simulate(a):
         ratios.append(r)
         worst.append((r, kind, " ".join(args[:8])))
     gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    print(f"simulated, {n} workloads not trained on (seed {a.seed}): auto fastest on {fastest}, "
+    how = "" if a.steal is None else f", stealing modelled (a stolen task {1 + a.steal:g} x)"
+    print(f"simulated, {n} workloads not trained on (seed {a.seed}{how}): auto fastest on {fastest}, "
           f"second on {second} ({(fastest + second) / n * 100:.0f} %), within 1.03 x the "
           f"per-workload oracle on {within} ({within / n * 100:.0f} %); geometric mean of auto / "
           f"oracle {gm:.3f}")
@@ -185,6 +188,9 @@ def main():
     ap.add_argument("--csv", help="keep (or, without --extra, read) the extra runs here")
     ap.add_argument("--sim", type=int, default=0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--steal", type=float, default=None,
+                    help="with --sim: model the runtime's stealing (lbomp-sim --steal K, a stolen "
+                         "task costing 1 + K times)")
     a = ap.parse_args()
     if a.sim:
         return simulate(a)

@@ -3,7 +3,8 @@
  * time step (static, a drifting hotspot, hotspots that cycle between places, a random walk of
  * every task, a hotspot that appears at a given step), run over --time-steps steps with an LB
  * step every --period steps (auto: when its when-rule arms one, --period at most), each step
- * taking as long as its most loaded worker. Per policy: the total time (steps, LB steps' measured
+ * taking as long as its most loaded worker (with --steal K, as long as the modelled stealing's
+ * schedule: steal_step). Per policy: the total time (steps, LB steps' measured
  * decisions and modelled costs, moves), the LB steps and their migrations.
  *
  * With --auto-data it writes auto's training rows instead (tools/auto/train.py): at every
@@ -53,7 +54,13 @@ struct ev {
         double *late_w;              /* [P] over its timed steps */
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
         uint32_t *map;               /* [T] current worker of each task */
-        uint32_t *dest;              /* [T] */
+        /* --steal: scratch of the step's schedule (steal_step) */
+        uint32_t *order;       /* [T] the tasks by worker, each worker's in slot order */
+        uint32_t *head, *tail; /* [P + 1] each worker's next own task and its end in order */
+        double *left;          /* [P] the cost of each worker's tasks not begun */
+        double *hkey;          /* [P] the heap: when each worker is next free */
+        uint32_t *hw;          /* [P] the heap's workers */
+        uint32_t *dest;        /* [T] */
         struct lbomp__rng rng;
         struct lbomp__dec *dec;
         uint64_t step; /* time steps done */
@@ -110,7 +117,83 @@ static void costs_at(struct ev *e, uint64_t s)
         }
 }
 
-/* One step under the current mapping: its time (the largest load) and λ; the window's sums. */
+/* The heap of free times, smallest first (hkey[k] for worker hw[k]). */
+static void heap_down(double *key, uint32_t *who, uint32_t n, uint32_t k)
+{
+        for (;;) {
+                uint32_t c = 2 * k + 1;
+                if (c >= n)
+                        return;
+                if (c + 1 < n && key[c + 1] < key[c])
+                        c++;
+                if (key[k] <= key[c])
+                        return;
+                double tk = key[k];
+                uint32_t tw = who[k];
+                key[k] = key[c], who[k] = who[c];
+                key[c] = tk, who[c] = tw;
+                k = c;
+        }
+}
+
+/*
+ * --steal K: the step as the runtime's stealing runs it, modelled. Each worker runs its own tasks
+ * in slot order; one that has none left takes the last task not begun of the worker with the
+ * most work not begun (tail stealing, one task at a time: the runtime takes runs of tiny tasks,
+ * and whole batches stay with their owner, neither modelled), and runs it at 1 + K times its cost
+ * (its data refilled on another core). The step lasts until the last task ends. Not modelled:
+ * what a steal attempt costs, the victims' order by distance, and when stealing is armed (the
+ * runtime steals on demand; here always). The loads that the window and the policies see stay
+ * the owners' (the runtime charges a stolen task to its owner).
+ */
+static double steal_step(struct ev *e)
+{
+        uint32_t T = e->T, P = e->P;
+        double K = e->o->steal, end = 0;
+        memset(e->head, 0, (P + 1) * sizeof *e->head);
+        for (uint32_t t = 0; t < T; t++)
+                e->head[e->map[t] + 1]++;
+        for (uint32_t w = 0; w < P; w++)
+                e->head[w + 1] += e->head[w];
+        memcpy(e->tail, e->head, (P + 1) * sizeof *e->tail);
+        for (uint32_t t = 0; t < T; t++)
+                e->order[e->tail[e->map[t]]++] = t;
+        for (uint32_t w = 0; w < P; w++) {
+                e->left[w] = e->load[w];
+                e->hkey[w] = 0;
+                e->hw[w] = w;
+        }
+        uint32_t n = P;
+        while (n) {
+                uint32_t w = e->hw[0];
+                double now = e->hkey[0], c;
+                if (e->head[w] < e->tail[w]) {
+                        c = e->cost[e->order[e->head[w]++]];
+                        e->left[w] -= c;
+                } else {
+                        uint32_t v = P;
+                        for (uint32_t u = 0; u < P; u++)
+                                if (e->head[u] < e->tail[u] && (v == P || e->left[u] > e->left[v]))
+                                        v = u;
+                        if (v == P) { /* nothing left to take: w is done */
+                                end = now > end ? now : end;
+                                e->hkey[0] = e->hkey[n - 1];
+                                e->hw[0] = e->hw[n - 1];
+                                heap_down(e->hkey, e->hw, --n, 0);
+                                continue;
+                        }
+                        double own = e->cost[e->order[--e->tail[v]]];
+                        e->left[v] -= own;
+                        c = own * (1.0 + K);
+                }
+                e->hkey[0] = now + c;
+                heap_down(e->hkey, e->hw, n, 0);
+        }
+        return end;
+}
+
+/* One step under the current mapping: its time (the largest load, or with --steal the modelled
+ * schedule's end) and λ of the owned loads; the window's sums. */
 static double run_step(struct ev *e, double *lam_out, double *max_out, bool timed)
 {
         costs_at(e, e->step);
@@ -118,6 +201,7 @@ static double run_step(struct ev *e, double *lam_out, double *max_out, bool time
         for (uint32_t t = 0; t < e->T; t++)
                 e->load[e->map[t]] += e->cost[t];
         double mx, avg, lam = lbomp__imbalance(e->load, e->P, &mx, &avg);
+        double took = e->o->steal >= 0 ? steal_step(e) : mx;
         double *into = timed ? e->late_w : e->early_w;
         for (uint32_t w = 0; w < e->P; w++)
                 into[w] += e->load[w];
@@ -133,7 +217,7 @@ static double run_step(struct ev *e, double *lam_out, double *max_out, bool time
         e->step++;
         *lam_out = lam;
         *max_out = mx;
-        return mx;
+        return took;
 }
 
 static void window_restart(struct ev *e)
@@ -312,6 +396,16 @@ static int ev_init(struct ev *e, const struct opts *o, struct world *w)
         if (!e->base || !e->walk || !e->cost || !e->acc || !e->load || !e->early_w || !e->late_w ||
             !e->map || !e->dest)
                 return -ENOMEM;
+        if (o->steal >= 0) {
+                e->order = malloc(T * sizeof *e->order);
+                e->head = malloc((P + 1) * sizeof *e->head);
+                e->tail = malloc((P + 1) * sizeof *e->tail);
+                e->left = malloc(P * sizeof *e->left);
+                e->hkey = malloc(P * sizeof *e->hkey);
+                e->hw = malloc(P * sizeof *e->hw);
+                if (!e->order || !e->head || !e->tail || !e->left || !e->hkey || !e->hw)
+                        return -ENOMEM;
+        }
         for (int k = 0; k < LBOMP__TIMED; k++)
                 if (!(e->tcost[k] = malloc(T * sizeof *e->tcost[k])))
                         return -ENOMEM;
@@ -339,6 +433,12 @@ static void ev_free(struct ev *e)
         free(e->late_w);
         free(e->map);
         free(e->dest);
+        free(e->order);
+        free(e->head);
+        free(e->tail);
+        free(e->left);
+        free(e->hkey);
+        free(e->hw);
         for (int k = 0; k < LBOMP__TIMED; k++)
                 free(e->tcost[k]);
         lbomp__dec_destroy(e->dec);

@@ -79,6 +79,12 @@ static void usage(FILE *out)
                 "  --hot-at S       hotspot: the step it appears at (default 0)\n"
                 "  --noise N        per-step cost noise, +-N relative (default 0.02)\n"
                 "  --byte-ns B      cost of moving one byte one unit of distance (default 0.1)\n"
+                "  --steal K        with --evolve: the runtime's stealing, modelled: a worker\n"
+                "                   out of tasks takes the last task of the worker with the\n"
+                "                   most work left, and a stolen task costs 1 + K times its\n"
+                "                   cost (its data refilled elsewhere); a step lasts until\n"
+                "                   the last worker is done (default: no stealing, a step as\n"
+                "                   long as its most loaded worker)\n"
                 "  --auto-data      with --evolve or --trace: auto's training rows\n"
                 "                   (tools/auto/train.py); a trace's costs are taken to\n"
                 "                   persist over the next --period steps\n",
@@ -221,6 +227,7 @@ int sim_parse(struct opts *o, int argc, char **argv)
                            .ev_speed = 0.01,
                            .ev_noise = 0.02,
                            .byte_ns = 0.1,
+                           .steal = -1,
                            .ev_cycle = 20,
                            .time_steps = 200,
                            .period = 10};
@@ -244,17 +251,37 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         o->auto_data = true;
                         continue;
                 }
-                static const char *const with_value[] = {
-                        "--trace",      "--tasks",        "--load",
-                        "--links",      "--profile",      "--cores",
-                        "--policy",     "--seed",         "--repeat",
-                        "--record",     "--task-bytes",   "--link-bytes",
-                        "--ranks",      "--rank-threads", "--inner",
-                        "--steps",      "--round-us",     "--tolerance",
-                        "--speeds",     "--evolve",       "--amp",
-                        "--width",      "--drift-speed",  "--cycle",
-                        "--hot-at",     "--noise",        "--byte-ns",
-                        "--time-steps", "--period",       NULL};
+                static const char *const with_value[] = {"--trace",
+                                                         "--tasks",
+                                                         "--load",
+                                                         "--links",
+                                                         "--profile",
+                                                         "--cores",
+                                                         "--policy",
+                                                         "--seed",
+                                                         "--repeat",
+                                                         "--record",
+                                                         "--task-bytes",
+                                                         "--link-bytes",
+                                                         "--ranks",
+                                                         "--rank-threads",
+                                                         "--inner",
+                                                         "--steps",
+                                                         "--round-us",
+                                                         "--tolerance",
+                                                         "--speeds",
+                                                         "--evolve",
+                                                         "--amp",
+                                                         "--width",
+                                                         "--drift-speed",
+                                                         "--cycle",
+                                                         "--hot-at",
+                                                         "--noise",
+                                                         "--byte-ns",
+                                                         "--time-steps",
+                                                         "--period",
+                                                         "--steal",
+                                                         NULL};
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;
@@ -369,6 +396,9 @@ int sim_parse(struct opts *o, int argc, char **argv)
                 } else if (strcmp(a, "--byte-ns") == 0) {
                         if (parse_double(a, v, 0, 1e6, &o->byte_ns) < 0)
                                 return -1;
+                } else if (strcmp(a, "--steal") == 0) {
+                        if (parse_double(a, v, 0, 100, &o->steal) < 0)
+                                return -1;
                 } else if (strcmp(a, "--cycle") == 0) {
                         if (parse_long(a, v, 1, 1000000, &o->ev_cycle) < 0)
                                 return -1;
@@ -389,6 +419,11 @@ int sim_parse(struct opts *o, int argc, char **argv)
         }
         if (parse_policies(o, policies) < 0)
                 return -1;
+        if (o->steal >= 0 && !o->evolve_set) {
+                fprintf(stderr, "lbomp-sim: --steal models the steps of --evolve's runs: it needs "
+                                "--evolve KIND\n");
+                return -1;
+        }
         if ((o->rank_threads || o->inner) && !o->ranks) {
                 fprintf(stderr, "lbomp-sim: %s needs --ranks\n",
                         o->inner ? "--inner" : "--rank-threads");

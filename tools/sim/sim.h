@@ -50,6 +50,7 @@ struct opts {
         bool evolve_set, auto_data;
         enum evolve evolve;
         double ev_amp, ev_width, ev_speed, ev_noise, byte_ns;
+        double steal; /* --steal K: stealing modelled, a stolen task costing 1 + K times; < 0 off */
         long ev_cycle, ev_hot_at, time_steps, period;
 };
 

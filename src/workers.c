@@ -447,7 +447,8 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                 ws->w[i].pcost_ok = false; /* the costs come with the next LB step */
                 ws->w[i].blind = true;
         }
-        /* Nothing fails from here on. */
+        /* Nothing fails from here on, but making room for the table's counts when a quick fill's
+         * did not add up (grow_counted: then the arrays are rebuilt at the next fill). */
         uint32_t at = 0; /* the worker whose block is being filled */
         for (uint32_t j = 0; j < (quick ? npending : ns) && npending; j++) {
                 uint32_t t = quick ? pend[j] : j;

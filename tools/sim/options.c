@@ -251,37 +251,20 @@ int sim_parse(struct opts *o, int argc, char **argv)
                         o->auto_data = true;
                         continue;
                 }
-                static const char *const with_value[] = {"--trace",
-                                                         "--tasks",
-                                                         "--load",
-                                                         "--links",
-                                                         "--profile",
-                                                         "--cores",
-                                                         "--policy",
-                                                         "--seed",
-                                                         "--repeat",
-                                                         "--record",
-                                                         "--task-bytes",
-                                                         "--link-bytes",
-                                                         "--ranks",
-                                                         "--rank-threads",
-                                                         "--inner",
-                                                         "--steps",
-                                                         "--round-us",
-                                                         "--tolerance",
-                                                         "--speeds",
-                                                         "--evolve",
-                                                         "--amp",
-                                                         "--width",
-                                                         "--drift-speed",
-                                                         "--cycle",
-                                                         "--hot-at",
-                                                         "--noise",
-                                                         "--byte-ns",
-                                                         "--time-steps",
-                                                         "--period",
-                                                         "--steal",
-                                                         NULL};
+                /* clang-format off */
+                static const char *const with_value[] = {
+                        "--trace",      "--tasks",        "--load",
+                        "--links",      "--profile",      "--cores",
+                        "--policy",     "--seed",         "--repeat",
+                        "--record",     "--task-bytes",   "--link-bytes",
+                        "--ranks",      "--rank-threads", "--inner",
+                        "--steps",      "--round-us",     "--tolerance",
+                        "--speeds",     "--evolve",       "--amp",
+                        "--width",      "--drift-speed",  "--cycle",
+                        "--hot-at",     "--noise",        "--byte-ns",
+                        "--time-steps", "--period",       "--steal",
+                        NULL};
+                /* clang-format on */
                 bool known = false;
                 for (int k = 0; with_value[k]; k++)
                         known |= strcmp(a, with_value[k]) == 0;

@@ -88,7 +88,7 @@ def simulate(a):
     pols = "none,greedy,refine,hierarchical,smart,greedy-refine,greedy-comm,auto"
     n = fastest = second = within = 0
     ratios, worst = [], []
-    kinds = {}
+    kinds, pol_log, pol_top2 = {}, {}, {}
     for i, args in enumerate(train.workloads(a.sim, a.seed)):
         args = [x for x in args]
         k = args.index("--time-steps")
@@ -112,6 +112,10 @@ def simulate(a):
         within += r <= 1.03
         ratios.append(r)
         worst.append((r, kind, " ".join(args[:8])))
+        for p, v in t.items():  # every variant, to set auto against each fixed policy
+            pol_log[p] = pol_log.get(p, 0.0) + math.log(v / best)
+            rk = 1 + sum(1 for q, u in t.items() if q != p and u < v * (1 - 1e-9))
+            pol_top2[p] = pol_top2.get(p, 0) + (rk <= 2)
     gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     how = "" if a.steal is None else f", stealing modelled (a stolen task {1 + a.steal:g} x)"
     print(f"simulated, {n} workloads not trained on (seed {a.seed}{how}): auto fastest on {fastest}, "
@@ -124,6 +128,9 @@ def simulate(a):
               f"worst {max(rs):.3f}")
     worst.sort(reverse=True)
     print("  worst: " + "; ".join(f"{r:.2f} ({k}: {c})" for r, k, c in worst[:3]))
+    print("  every variant, geometric mean over the oracle / fastest or second (ties share the "
+          "rank): " + ", ".join(f"{p} {math.exp(pol_log[p] / n):.3f} / "
+                                f"{pol_top2[p] / n * 100:.0f} %" for p in pol_log))
 
 
 def mann_whitney_p(a, b):

@@ -156,6 +156,13 @@ static void put(struct lbomp__workers *ws, struct lbomp__worker *w, uint32_t p, 
         ws->pos[t] = p;
 }
 
+/* Whether slot t is in worker w's arrays, at the place ws->pos records for it. */
+static bool at_pos(const struct lbomp__workers *ws, const struct lbomp__worker *w, uint32_t t)
+{
+        uint32_t p = ws->pos[t];
+        return p < w->n && w->tasks[p] == t;
+}
+
 /* Place p of worker w takes the entry at its last place, which goes. */
 static void move_last(struct lbomp__workers *ws, struct lbomp__worker *w, uint32_t p)
 {
@@ -175,33 +182,22 @@ static void move_last(struct lbomp__workers *ws, struct lbomp__worker *w, uint32
  * gathering (bench/churn: 50 of 1,000 tasks replaced per step, yet half the entries written,
  * shifted by the removals; bench/README, *Worker arrays that stay where they are*). Each worker's
  * n is still its count before; `cur` scratch; false when the result does not add up to `count`
- * (arrays out of step with the table: the caller rebuilds them).
+ * (arrays out of step with the table: the caller rebuilds them). ws->pos has room for every slot;
+ * what it holds for a slot that is not found in place is never trusted.
  */
 static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
                       const uint32_t *count, uint32_t *cur)
 {
         uint32_t P = (uint32_t)ws->n, ns = tasks->nslots;
         const struct lbomp__task *task = tasks->task;
-        if (ns > ws->seen_cap) {
-                uint32_t *q = realloc(ws->seen, (size_t)ns * sizeof *q);
-                if (!q)
-                        return false;
-                memset(q + ws->seen_cap, 0, (size_t)(ns - ws->seen_cap) * sizeof *q);
-                ws->seen = q;
-                ws->seen_cap = ns;
-        }
-        if (++ws->epoch == 0) { /* stamps of 2^32 fills ago could match: start over */
-                memset(ws->seen, 0, (size_t)ws->seen_cap * sizeof *ws->seen);
-                ws->epoch = 1;
-        }
-        /* What stays, stamped; what left, a hole (LBOMP__REMOVED in tasks[]). */
+        /* What stays, its place recorded (a second entry of a slot found in place already is
+         * not); what left, a hole (LBOMP__REMOVED in tasks[]). */
         for (uint32_t i = 0; i < P; i++) {
                 struct lbomp__worker *w = &ws->w[i];
                 for (uint32_t p = 0; p < w->n; p++) {
                         uint32_t s = w->tasks[p];
                         if (s < ns && task[s].worker == i && task[s].id == w->ids[p] &&
-                            task[s].data == w->data[p] && ws->seen[s] != ws->epoch) {
-                                ws->seen[s] = ws->epoch;
+                            task[s].data == w->data[p] && !(ws->pos[s] < p && at_pos(ws, w, s))) {
                                 ws->pos[s] = p;
                         } else if (s != LBOMP__REMOVED) {
                                 w->tasks[p] = LBOMP__REMOVED;
@@ -212,7 +208,7 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
         /* What came, into the first holes, then at the end. */
         for (uint32_t t = 0; t < ns; t++) {
                 uint32_t wi = task[t].worker;
-                if (wi >= P || ws->seen[t] == ws->epoch)
+                if (wi >= P || at_pos(ws, &ws->w[wi], t))
                         continue;
                 struct lbomp__worker *w = &ws->w[wi];
                 uint32_t p = cur[wi];
@@ -252,23 +248,29 @@ static bool keep_fill(struct lbomp__workers *ws, const struct lbomp__tasks *task
  * per step: bench/README, *A gathering that reads only what changed*).
  */
 
+/* The place of removal g's task in its worker's arrays, or LBOMP__REMOVED when it is not there
+ * (a task removed before it was placed, or arrays out of step with the table). */
+static uint32_t gone_place(const struct lbomp__workers *ws, const struct lbomp__gone *g)
+{
+        if (g->worker >= (uint32_t)ws->n || g->slot >= ws->pos_cap)
+                return LBOMP__REMOVED;
+        const struct lbomp__worker *w = &ws->w[g->worker];
+        uint32_t p = ws->pos[g->slot];
+        return at_pos(ws, w, g->slot) && w->ids[p] == g->id ? p : LBOMP__REMOVED;
+}
+
 /* Each worker's count after the removals (its entries that tasks->gone names, still in place);
- * the pending slots among tasks->added, ascending and once each, into pend. Reads only. */
+ * the pending slots among tasks->added, ascending and once each, into pend; each removal's place
+ * (gone_place) into place. Reads only the table and the arrays. */
 static uint32_t quick_count(const struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
-                            uint32_t *count, uint32_t *pend)
+                            uint32_t *count, uint32_t *pend, uint32_t *place)
 {
         uint32_t P = (uint32_t)ws->n;
         for (uint32_t i = 0; i < P; i++)
                 count[i] = ws->w[i].n;
-        for (uint32_t k = 0; k < tasks->ngone; k++) {
-                const struct lbomp__gone *g = &tasks->gone[k];
-                if (g->worker >= P || g->slot >= ws->pos_cap)
-                        continue;
-                const struct lbomp__worker *w = &ws->w[g->worker];
-                uint32_t p = ws->pos[g->slot];
-                if (p < w->n && w->tasks[p] == g->slot && w->ids[p] == g->id)
-                        count[g->worker]--;
-        }
+        for (uint32_t k = 0; k < tasks->ngone; k++)
+                if ((place[k] = gone_place(ws, &tasks->gone[k])) != LBOMP__REMOVED)
+                        count[tasks->gone[k].worker]--;
         uint32_t n = 0;
         for (uint32_t k = 0; k < tasks->nadded; k++) {
                 uint32_t t = tasks->added[k];
@@ -285,26 +287,21 @@ static uint32_t quick_count(const struct lbomp__workers *ws, const struct lbomp_
 
 /* The removals' places become holes, the placed pending tasks fill them (each worker's in slot
  * order, into its holes in the order the tasks left), then the rest from the end (in any order:
- * each place below the final count gets the last entry). `hole` scratch of 2 × tasks->ngone
- * entries, `at` and `next` of one per worker. False when the counts do not add up (the caller
- * then reads every slot). */
+ * each place below the final count gets the last entry). `hole`: tasks->ngone entries of scratch,
+ * then the removals' places that quick_count found; `at` and `next` of one per worker. False when
+ * the counts do not add up (the caller then reads every slot). */
 static bool quick_fill(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
                        const uint32_t *count, const uint32_t *pend, uint32_t npend, uint32_t *hole,
                        uint32_t *at, uint32_t *next)
 {
-        uint32_t P = (uint32_t)ws->n, ng = tasks->ngone, *place = hole + ng;
+        uint32_t P = (uint32_t)ws->n, ng = tasks->ngone;
+        const uint32_t *place = hole + ng;
         const struct lbomp__task *task = tasks->task;
         memset(at, 0, P * sizeof *at);
         for (uint32_t k = 0; k < ng; k++) {
                 const struct lbomp__gone *g = &tasks->gone[k];
-                place[k] = LBOMP__REMOVED;
-                if (g->worker >= P || g->slot >= ws->pos_cap)
-                        continue;
-                struct lbomp__worker *w = &ws->w[g->worker];
-                uint32_t p = ws->pos[g->slot];
-                if (p < w->n && w->tasks[p] == g->slot && w->ids[p] == g->id) {
-                        w->tasks[p] = LBOMP__REMOVED;
-                        place[k] = p;
+                if (place[k] != LBOMP__REMOVED) {
+                        ws->w[g->worker].tasks[place[k]] = LBOMP__REMOVED;
                         at[g->worker]++;
                 }
         }
@@ -377,15 +374,20 @@ static int grow_to(struct lbomp__workers *ws, const uint32_t *count)
         return 0;
 }
 
-/* count[] from the table, and room for it: a quick fill whose counts did not add up. */
-static int grow_counted(struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
-                        uint32_t *count)
+/* Each worker's tasks in the table into count[]; returns the pending ones. */
+static uint32_t count_table(const struct lbomp__workers *ws, const struct lbomp__tasks *tasks,
+                            uint32_t *count)
 {
+        uint32_t npending = 0;
         memset(count, 0, (size_t)ws->n * sizeof *count);
-        for (uint32_t t = 0; t < tasks->nslots; t++)
-                if (tasks->task[t].worker < (uint32_t)ws->n)
-                        count[tasks->task[t].worker]++;
-        return grow_to(ws, count);
+        for (uint32_t t = 0; t < tasks->nslots; t++) {
+                uint32_t wi = tasks->task[t].worker;
+                if (wi == LBOMP__PENDING)
+                        npending++;
+                else if (wi < (uint32_t)ws->n)
+                        count[wi]++;
+        }
+        return npending;
 }
 
 int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, bool keep)
@@ -411,25 +413,14 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
         }
         uint32_t npending = 0, k = 0;
         if (quick) {
-                npending = quick_count(ws, tasks, count, pend);
+                npending = quick_count(ws, tasks, count, pend, hole + tasks->ngone);
                 uint64_t sum = npending;
                 for (uint32_t i = 0; i < P; i++)
                         sum += count[i];
-                if (sum != tasks->nalive) { /* out of step with the table: read it all */
-                        quick = false;
-                        npending = 0;
-                        memset(count, 0, P * sizeof *count);
-                }
+                quick = sum == tasks->nalive; /* else out of step with the table: read it all */
         }
-        if (!quick) {
-                for (uint32_t t = 0; t < ns; t++) {
-                        uint32_t wi = tasks->task[t].worker;
-                        if (wi == LBOMP__PENDING)
-                                npending++;
-                        else if (wi < P)
-                                count[wi]++;
-                }
-        }
+        if (!quick)
+                npending = count_table(ws, tasks, count);
         /* New tasks by capacity (lbomp__place_counts): contiguous blocks in slot order, of
          * sizes that follow the workers' speeds and, when those differ, what each holds. */
         bool equal = true;
@@ -448,7 +439,7 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                 ws->w[i].blind = true;
         }
         /* Nothing fails from here on, but making room for the table's counts when a quick fill's
-         * did not add up (grow_counted: then the arrays are rebuilt at the next fill). */
+         * did not add up (then the arrays are rebuilt at the next fill). */
         uint32_t at = 0; /* the worker whose block is being filled */
         for (uint32_t j = 0; j < (quick ? npending : ns) && npending; j++) {
                 uint32_t t = quick ? pend[j] : j;
@@ -459,16 +450,19 @@ int lbomp__workers_fill(struct lbomp__workers *ws, struct lbomp__tasks *tasks, b
                         }
                         tasks->task[t].worker = at;
                         k++;
-                        tasks->gen++;
                 }
         }
+        tasks->gen += npending > 0; /* tasks got a worker: the locality cost changed */
         ws->pos_ok = false;
         if (quick && quick_fill(ws, tasks, count, pend, npending, hole, cur, next)) {
                 ws->quick_fills++;
         } else if (!(keep && keep_fill(ws, tasks, count, cur))) {
                 /* counts from the table, but for a quick fill's that did not add up */
-                if (quick && (rc = grow_counted(ws, tasks, count)) < 0)
-                        goto out;
+                if (quick) {
+                        count_table(ws, tasks, count);
+                        if ((rc = grow_to(ws, count)) < 0)
+                                goto out;
+                }
                 rebuild(ws, tasks);
         }
         ws->pos_ok = true;
@@ -587,9 +581,6 @@ void lbomp__workers_free(struct lbomp__workers *ws)
         free(ws->w);
         ws->w = NULL;
         ws->n = 0;
-        free(ws->seen);
-        ws->seen = NULL;
-        ws->seen_cap = ws->epoch = 0;
         free(ws->pos);
         ws->pos = NULL;
         ws->pos_cap = 0;

@@ -130,11 +130,9 @@ struct lbomp__workers {
         /* workers whose thieves take from the front (lbomp__workers_front), counted wherever
          * what it reads changes (fill, costs, costs_check) */
         uint32_t nfront;
-        /* lbomp__workers_fill with keep: a stamp per slot of the tasks found in place */
-        uint32_t *seen;
-        uint32_t seen_cap, epoch;
         /* each placed task's place in its worker's arrays, by slot, valid after a fill that
-         * succeeded (pos_ok): where a removal left its hole */
+         * succeeded (pos_ok): where a removal left its hole, and which tasks a keep fill finds
+         * in place */
         uint32_t *pos;
         uint32_t pos_cap;
         bool pos_ok;

@@ -74,11 +74,11 @@ def run_extra(build, repeats, policies):
     return rows
 
 
-def auto_rank(t):
-    """auto's rank among the variants timed in t: 1 + those strictly faster (a tie shares the
+def rank_of(t, who="auto"):
+    """who's rank among the variants timed in t: 1 + those strictly faster (a tie shares the
     rank: in the simulator auto and a fixed policy that make the same moves take the same time,
     to the last digit; a sort would put auto after them by the order of the list)."""
-    return 1 + sum(1 for p, v in t.items() if p != "auto" and v < t["auto"] * (1 - 1e-9))
+    return 1 + sum(1 for p, v in t.items() if p != who and v < t[who] * (1 - 1e-9))
 
 
 def simulate(a):
@@ -102,7 +102,7 @@ def simulate(a):
         t = {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
         fixed = {p: v for p, v in t.items() if p != "auto"}
         best = min(fixed.values())
-        rank = auto_rank(t)
+        rank = rank_of(t)
         r = t["auto"] / best
         kind = args[args.index("--evolve") + 1]
         kinds.setdefault(kind, []).append(r)
@@ -114,8 +114,7 @@ def simulate(a):
         worst.append((r, kind, " ".join(args[:8])))
         for p, v in t.items():  # every variant, to set auto against each fixed policy
             pol_log[p] = pol_log.get(p, 0.0) + math.log(v / best)
-            rk = 1 + sum(1 for q, u in t.items() if q != p and u < v * (1 - 1e-9))
-            pol_top2[p] = pol_top2.get(p, 0) + (rk <= 2)
+            pol_top2[p] = pol_top2.get(p, 0) + (rank_of(t, p) <= 2)
     gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     how = "" if a.steal is None else f", stealing modelled (a stolen task {1 + a.steal:g} x)"
     print(f"simulated, {n} workloads not trained on (seed {a.seed}{how}): auto fastest on {fastest}, "
@@ -245,7 +244,7 @@ def main():
             continue
         med = {v: statistics.median(float(r["total_s"]) for r in rs) for v, rs in vs.items()}
         best = min(fixed, key=lambda p: med.get(p, math.inf))
-        rank = auto_rank(med)
+        rank = rank_of(med)
         ratio = med["auto"] / med[best]
         # whether auto's runs and the best fixed policy's differ beyond the noise of their repeats
         pv = mann_whitney_p([float(r["total_s"]) for r in vs["auto"]],

@@ -5,7 +5,8 @@ Runs `lbomp-sim --evolve KIND --auto-data` over a seeded random sample of synthe
 (machine size, tasks per worker, base load, links, NUMA profile, how the costs evolve, task
 bytes, noise), and `lbomp-sim --trace FILE --auto-data` over LB steps recorded live with
 LBOMP_TRACE (TRACE_RUNS: workloads outside the evaluation set), collects one row per decision (the features the library computes, and the
-simulated time of the next window after each candidate's plan, LB step and moves included),
+simulated time of the next window after each candidate's plan, LB step and moves included,
+each step run as the runtime's stealing runs it: --steal K, a stolen task at 1 + K times its cost),
 keeps the rows where auto's when-rule (run by the simulator as the runtime runs it) armed an
 LB step, since only there is the model consulted, labels each row with the fastest candidate (a candidate within --tie of the fastest that comes
 first in the list none, greedy, refine, ... wins the tie: the cheaper answer), splits by workload
@@ -16,10 +17,11 @@ trained again on every row and written as src/policy/auto-table.txt (the version
 src/policy/auto_table.c (the same numbers as C arrays, compiled into the library).
 
   tools/auto/train.py [--sim build/tools/lbomp-sim] [--runs 1000] [--seed 1] [--jobs 2]
-                      [--data FILE.jsonl] [--from FILE.jsonl] [--no-write]
+                      [--steal 0.25 | --no-steal] [--data FILE.jsonl] [--from FILE.jsonl] [--no-write]
 
---data keeps the rows; --from trains on rows kept before (no simulation). A few minutes on the
-2-core development machine with the defaults. Standard library only.
+--data keeps the rows; --from trains on rows kept before (no simulation; --steal then only names
+what the rows were made with, in the table's header). Under a minute on the 2-core development
+machine with the defaults. Standard library only.
 """
 import argparse
 import json
@@ -103,10 +105,11 @@ def traces(sim, tmp):
     return rows
 
 
-def simulate(sim, runs, jobs):
+def simulate(sim, runs, jobs, steal=None):
     def one(item):
         i, args = item
-        r = subprocess.run([sim] + args + ["--auto-data"], capture_output=True, text=True)
+        more = [] if steal is None else ["--steal", str(steal)]
+        r = subprocess.run([sim] + args + more + ["--auto-data"], capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"train: lbomp-sim {' '.join(args)} failed: {r.stderr.strip()}")
         return [dict(json.loads(l), run=i) for l in r.stdout.splitlines() if l.strip()]
@@ -310,6 +313,11 @@ def main():
                     help="train on every period's row, not only those the when-rule armed")
     ap.add_argument("--no-traces", action="store_true",
                     help="synthetic workloads only (no live run recorded with LBOMP_TRACE)")
+    ap.add_argument("--steal", type=float, default=0.25,
+                    help="label the synthetic rows with the runtime's stealing modelled (lbomp-sim "
+                         "--steal K: a stolen task costs 1 + K times its cost; default 0.25)")
+    ap.add_argument("--no-steal", dest="steal", action="store_const", const=None,
+                    help="steps as long as their most loaded worker (the tables before 2026-11-28 23:00)")
     ap.add_argument("--data")
     ap.add_argument("--from", dest="src")
     ap.add_argument("--no-write", action="store_true")
@@ -318,7 +326,7 @@ def main():
         rows = [json.loads(l) for l in open(a.src)]
     else:
         runs = workloads(a.runs, a.seed)
-        rows = simulate(a.sim, runs, a.jobs)
+        rows = simulate(a.sim, runs, a.jobs, a.steal)
         if not a.no_traces:
             import tempfile
             with tempfile.TemporaryDirectory(prefix="lbomp-auto-") as tmp:
@@ -370,6 +378,7 @@ def main():
         keep = sorted(random.Random(a.seed + 1).sample(range(len(X)), min(a.knn_rows, len(X))))
         X, y = [X[i] for i in keep], [y[i] for i in keep]
     meta = {"workloads": nrun, "rows": len(rows), "seed": a.seed, "tie": a.tie,
+            "stealing modelled": "no" if a.steal is None else f"lbomp-sim --steal {a.steal:g}",
             "held-out accuracy knn": f"{knn_acc:.3f}", "held-out regret knn": f"{knn_reg * 100:.2f} %",
             "held-out accuracy tree": f"{tree_acc:.3f}", "held-out regret tree": f"{tree_reg * 100:.2f} %"}
     write_table(model, mean, scale, X, y, nodes, meta)

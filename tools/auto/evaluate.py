@@ -81,6 +81,25 @@ def rank_of(t, who="auto"):
     return 1 + sum(1 for p, v in t.items() if p != who and v < t[who] * (1 - 1e-9))
 
 
+def paired_medians(rs_by_variant):
+    """Each variant's median over the repeats of its time over that repeat's geometric mean of
+    every variant's (the repeats run the variants back to back, rotated): a slow spell of the
+    machine that stretches a whole repeat cancels out, which the medians of the raw times keep.
+    Repeats that lack a variant are left out."""
+    reps = {}
+    for v, rs in rs_by_variant.items():
+        for r in rs:
+            reps.setdefault(r["repeat"], {})[v] = float(r["total_s"])
+    norm = {}
+    for t in reps.values():
+        if len(t) < len(rs_by_variant):
+            continue
+        g = math.exp(sum(math.log(x) for x in t.values()) / len(t))
+        for v, x in t.items():
+            norm.setdefault(v, []).append(x / g)
+    return {v: statistics.median(xs) for v, xs in norm.items()}
+
+
 def simulate(a):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import train
@@ -237,6 +256,8 @@ def main():
           "| checksum = none |")
     print("|---|" + "---|" * (len(pols) + 6))
     n = fastest = second = within = slower = slower_sel = 0
+    pair_top2 = pair_within = 0
+    pair_misses = []
     ratios = {p: [] for p in fixed}
     misses = []
     for w, vs in by.items():
@@ -263,6 +284,13 @@ def main():
         for p in fixed:
             if p in med:
                 ratios[p].append(med["auto"] / med[p])
+        pm = paired_medians(vs)
+        if "auto" in pm and len(pm) > 1:
+            pbest = min((p for p in pm if p != "auto"), key=pm.get)
+            pair_top2 += rank_of(pm) <= 2
+            pair_within += pm["auto"] <= 1.03 * pm[pbest]
+            if pm["auto"] > 1.03 * pm[pbest]:
+                pair_misses.append(f"{w} ({pm['auto'] / pm[pbest]:.3f}, {pbest})")
         cells = " | ".join(f"{med[p]:.4g}" if p in med else "-" for p in pols)
         print(f"| {w} | {cells} | {best} | {ratio:.3f} | {rank} of {len(med)} | {pv:.2f} | "
               f"{ps:.3f} | {same} |")
@@ -281,6 +309,10 @@ def main():
           f"{200 / max(len(pols), 1):.0f} % of the workloads by chance; counting the picking of "
           f"the best (labels shuffled within each repeat, 2,000 times), slower beyond the noise on "
           f"{slower_sel} of {n}")
+    print(f"paired within each repeat (each variant's time over the geometric mean of the repeat's "
+          f"variants, its median over the repeats): auto fastest or second on {pair_top2} of {n}, "
+          f"within 1.03 x the best fixed policy on {pair_within} of {n}"
+          + (f"; above it: {', '.join(pair_misses)}" if pair_misses else ""))
     gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     print("geometric mean of auto's time over each fixed policy's: "
           + ", ".join(f"{p} {gm(ratios[p]):.3f}" for p in fixed))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """evaluate.py — auto against every fixed policy and the per-workload oracle (the fastest fixed
 policy of that workload, by median), on bench workloads that auto's model never saw (it is
-trained on lbomp-sim's synthetic workloads only).
+trained on lbomp-sim's synthetic workloads and three recorded runs outside this set: train.py's
+TRACE_RUNS).
 
 Reads a bench/run output folder (runs.csv, meta.json) and, with --extra, also runs the workloads
 bench/run does not (churn; linkcell in its two forms) under every policy, interleaved (every
@@ -9,11 +10,13 @@ policy once per repeat, in an order turned by one place each repeat: the first r
 runs faster, bench/README *The first run of a block*). Prints a Markdown table: median total time
 per workload and policy, the best fixed policy, auto's ratio to it, auto's rank among the lbomp
 variants (fixed policies and auto), whether auto's checksum is none's; then how often auto was
-fastest and second fastest, how often within 1.03 x the best fixed policy, and the geometric
-mean of auto's ratio to each fixed policy.
+fastest and second fastest, how often within 1.03 x the best fixed policy, the same two counts
+paired within each repeat (each variant's time over that repeat's geometric mean, its median over
+the repeats: a slow spell that stretches a whole repeat cancels out), and the geometric mean of
+auto's ratio to each fixed policy.
 
   tools/auto/evaluate.py --bench DIR [--extra --build build --repeats 5] [--csv extra.csv]
-  tools/auto/evaluate.py --sim N [--seed 7] [--build build]
+  tools/auto/evaluate.py --sim N [--seed 7] [--build build] [--steal K]
 
 --sim N: N synthetic workloads drawn as tools/auto/train.py draws them but from another seed
 (none of them trained on), each run whole (200 time steps, LB period 10) by lbomp-sim --evolve

@@ -338,7 +338,8 @@ def main():
     nall = len(rows)
     if not a.all_rows:  # the runtime consults the model only when the when-rule armed an LB step
         rows = [r for r in rows if r.get("armed", True)]
-    print(f"{len(rows)} of {nall} rows are decisions the when-rule armed")
+    how = "no stealing" if a.steal is None else f"stealing modelled, lbomp-sim --steal {a.steal:g}"
+    print(f"{len(rows)} of {nall} rows are decisions the when-rule armed ({how})")
     for r in rows:
         r["y"] = label(r["t"], a.tie)
     # runs are numbered 0.. (synthetic) and -1, -2, .. (traces): each is held out whole or not

@@ -176,10 +176,8 @@ static int adopt(struct lbomp *lb, struct lbomp__chunks *ch, struct lbomp__chunk
         t->nfree = 0;
         t->nlink = 0;
         t->renewed = true;
-        t->dirty = true;
-        t->reshaped = true;
         t->version++;
-        t->gen++;
+        lbomp__tasks_reshaped(t);
         free(ch->c);
         ch->c = c;
         ch->n = n;

@@ -60,13 +60,14 @@ bool lbomp__plan_guard(struct lbomp__plan *p)
 void lbomp__plan_apply(const struct lbomp__plan *p, struct lbomp__tasks *tasks)
 {
         const struct lbomp__snap *s = p->s;
+        bool moved = false;
         for (uint32_t t = 0; t < s->ntasks; t++)
                 if (p->dest[t] != s->worker[t]) {
                         tasks->task[s->id[t]].worker = p->dest[t];
-                        tasks->dirty = true;
-                        tasks->reshaped = true;
-                        tasks->gen++;
+                        moved = true;
                 }
+        if (moved)
+                lbomp__tasks_reshaped(tasks);
 }
 
 void lbomp__plan_free(struct lbomp__plan *p)

@@ -76,6 +76,14 @@ struct lbomp__tasks {
         bool reshaped;
 };
 
+/* Tasks changed worker other than by a gathering (a plan, a resize, a loop's new chunks): the
+ * workers' arrays are filled again reading every slot, and the locality cost is computed anew. */
+static inline void lbomp__tasks_reshaped(struct lbomp__tasks *t)
+{
+        t->dirty = t->reshaped = true;
+        t->gen++;
+}
+
 /* 0 and the new id, or -ENOMEM (also when every id was handed out: LBOMP__MAX_ID of them).
  * `home` is checked by the caller. */
 int lbomp__tasks_add(struct lbomp__tasks *t, void *data, size_t bytes, int home, uint32_t *id);

@@ -109,9 +109,7 @@ int lbomp__workers_resize(struct lbomp__workers *ws, int n, struct lbomp__tasks 
                         tasks->task[t].worker = LBOMP__PENDING;
         ws->n = n;
         lbomp__workers_place(ws, topo, steal);
-        tasks->dirty = true;
-        tasks->reshaped = true;
-        tasks->gen++;
+        lbomp__tasks_reshaped(tasks);
         return 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include "mailbox.h"
 #include "plan.h"
+#include "policy.h"
 #include "policy/auto.h"
 #include "sim.h"
 #include "window.h"
@@ -55,12 +56,11 @@ struct ev {
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
         uint32_t *map;               /* [T] current worker of each task */
         /* --steal: scratch of the step's schedule (steal_step) */
-        uint32_t *order;       /* [T] the tasks by worker, each worker's in slot order */
-        uint32_t *head, *tail; /* [P + 1] each worker's next own task and its end in order */
-        double *left;          /* [P] the cost of each worker's tasks not begun */
-        double *hkey;          /* [P] the heap: when each worker is next free */
-        uint32_t *hw;          /* [P] the heap's workers */
-        uint32_t *dest;        /* [T] */
+        uint32_t *order;             /* [T] the tasks by worker, each worker's in slot order */
+        uint32_t *head, *tail;       /* [P + 1] each worker's next own task and its end in order */
+        double *left;                /* [P] the cost of each worker's tasks not begun */
+        struct lbomp__wheap free_at; /* the workers by when each is next free (INFINITY: done) */
+        uint32_t *dest;              /* [T] */
         struct lbomp__rng rng;
         struct lbomp__dec *dec;
         uint64_t step; /* time steps done */
@@ -117,25 +117,6 @@ static void costs_at(struct ev *e, uint64_t s)
         }
 }
 
-/* The heap of free times, smallest first (hkey[k] for worker hw[k]). */
-static void heap_down(double *key, uint32_t *who, uint32_t n, uint32_t k)
-{
-        for (;;) {
-                uint32_t c = 2 * k + 1;
-                if (c >= n)
-                        return;
-                if (c + 1 < n && key[c + 1] < key[c])
-                        c++;
-                if (key[k] <= key[c])
-                        return;
-                double tk = key[k];
-                uint32_t tw = who[k];
-                key[k] = key[c], who[k] = who[c];
-                key[c] = tk, who[c] = tw;
-                k = c;
-        }
-}
-
 /*
  * --steal K: the step as the runtime's stealing runs it, modelled. Each worker runs its own tasks
  * in slot order; one that has none left takes the last task not begun of the worker with the
@@ -158,15 +139,17 @@ static double steal_step(struct ev *e)
         memcpy(e->tail, e->head, (P + 1) * sizeof *e->tail);
         for (uint32_t t = 0; t < T; t++)
                 e->order[e->tail[e->map[t]]++] = t;
+        struct lbomp__wheap *h = &e->free_at;
         for (uint32_t w = 0; w < P; w++) {
                 e->left[w] = e->load[w];
-                e->hkey[w] = 0;
-                e->hw[w] = w;
+                h->load[w] = 0;
         }
-        uint32_t n = P;
-        while (n) {
-                uint32_t w = e->hw[0];
-                double now = e->hkey[0], c;
+        lbomp__wheap_build(h);
+        for (;;) {
+                uint32_t w = h->w[0];
+                double now = h->load[w], c;
+                if (isinf(now)) /* every worker done */
+                        break;
                 if (e->head[w] < e->tail[w]) {
                         c = e->cost[e->order[e->head[w]++]];
                         e->left[w] -= c;
@@ -177,17 +160,16 @@ static double steal_step(struct ev *e)
                                         v = u;
                         if (v == P) { /* nothing left to take: w is done */
                                 end = now > end ? now : end;
-                                e->hkey[0] = e->hkey[n - 1];
-                                e->hw[0] = e->hw[n - 1];
-                                heap_down(e->hkey, e->hw, --n, 0);
+                                h->load[w] = INFINITY;
+                                lbomp__wheap_down(h, 0);
                                 continue;
                         }
                         double own = e->cost[e->order[--e->tail[v]]];
                         e->left[v] -= own;
                         c = own * (1.0 + K);
                 }
-                e->hkey[0] = now + c;
-                heap_down(e->hkey, e->hw, n, 0);
+                h->load[w] = now + c;
+                lbomp__wheap_down(h, 0);
         }
         return end;
 }
@@ -401,9 +383,8 @@ static int ev_init(struct ev *e, const struct opts *o, struct world *w)
                 e->head = malloc((P + 1) * sizeof *e->head);
                 e->tail = malloc((P + 1) * sizeof *e->tail);
                 e->left = malloc(P * sizeof *e->left);
-                e->hkey = malloc(P * sizeof *e->hkey);
-                e->hw = malloc(P * sizeof *e->hw);
-                if (!e->order || !e->head || !e->tail || !e->left || !e->hkey || !e->hw)
+                if (!e->order || !e->head || !e->tail || !e->left ||
+                    lbomp__wheap_init(&e->free_at, e->P, NULL) < 0)
                         return -ENOMEM;
         }
         for (int k = 0; k < LBOMP__TIMED; k++)
@@ -437,8 +418,7 @@ static void ev_free(struct ev *e)
         free(e->head);
         free(e->tail);
         free(e->left);
-        free(e->hkey);
-        free(e->hw);
+        lbomp__wheap_free(&e->free_at);
         for (int k = 0; k < LBOMP__TIMED; k++)
                 free(e->tcost[k]);
         lbomp__dec_destroy(e->dec);

@@ -84,19 +84,22 @@ def rank_of(t, who="auto"):
     return 1 + sum(1 for p, v in t.items() if p != who and v < t[who] * (1 - 1e-9))
 
 
+def whole_repeats(vs, labels):
+    """The repeats in which every variant of labels ran, each as {variant: total seconds} (a
+    repeat ran every variant once, back to back, rotated)."""
+    reps = {}
+    for v in labels:
+        for r in vs[v]:
+            reps.setdefault(r["repeat"], {})[v] = float(r["total_s"])
+    return [t for t in reps.values() if len(t) == len(labels)]
+
+
 def paired_medians(rs_by_variant):
     """Each variant's median over the repeats of its time over that repeat's geometric mean of
-    every variant's (the repeats run the variants back to back, rotated): a slow spell of the
-    machine that stretches a whole repeat cancels out, which the medians of the raw times keep.
-    Repeats that lack a variant are left out."""
-    reps = {}
-    for v, rs in rs_by_variant.items():
-        for r in rs:
-            reps.setdefault(r["repeat"], {})[v] = float(r["total_s"])
+    every variant's: a slow spell of the machine that stretches a whole repeat cancels out, which
+    the medians of the raw times keep. Repeats that lack a variant are left out."""
     norm = {}
-    for t in reps.values():
-        if len(t) < len(rs_by_variant):
-            continue
+    for t in whole_repeats(rs_by_variant, list(rs_by_variant)):
         g = math.exp(sum(math.log(x) for x in t.values()) / len(t))
         for v, x in t.items():
             norm.setdefault(v, []).append(x / g)
@@ -184,11 +187,7 @@ def selection_p(vs, fixed, n_perm=2000, seed=1):
     labels = ["auto"] + [p for p in fixed if p in vs]
     if "auto" not in vs or len(labels) < 2:
         return float("nan")
-    blocks = {}
-    for v in labels:
-        for r in vs[v]:
-            blocks.setdefault(r["repeat"], {})[v] = float(r["total_s"])
-    blocks = [b for b in blocks.values() if len(b) == len(labels)]
+    blocks = whole_repeats(vs, labels)
     if len(blocks) < 3:
         return float("nan")
 

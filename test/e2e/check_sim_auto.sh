@@ -9,7 +9,10 @@
 # auto's training rows: from --evolve and from a recorded trace, each with every feature, a time
 # per candidate and the label of the fastest. A narrow hotspot going round the tasks faster than the
 # window (64 tasks on 16 workers): refine interleaves them (lbstep.c, spread_pays) and runs well
-# below none; auto, which arms an LB step for it, does as well in fewer LB steps.
+# below none; auto, which arms an LB step for it, does as well in fewer LB steps. A fixed policy
+# runs only where its plan can pay, as in the runtime (lbstep.c, "moves that pay"): on costs that
+# walk (512 tasks on 32 workers), greedy plans at all 20 LB steps when tasks own no data, and
+# after its first LB step moved 1 MiB tasks at 1 ns a byte (half a second), at none.
 #   check_sim_auto.sh LBOMP_SIM
 set -euo pipefail
 sim=$1
@@ -20,13 +23,18 @@ hot=$("$sim" --evolve hotspot --hot-at 55 --amp 4 --policy none,auto,refine "${c
 cyc=$("$sim" --evolve cycle --cycle 40 --amp 4 --policy none,auto "${common[@]}")
 mov=$("$sim" --evolve drift --tasks 64 --cores 16 --load uniform --links ring:2 --amp 8 \
         --width 0.02 --drift-speed 0.03 --time-steps 200 --period 10 --policy none,refine,auto --json)
+walk=(--tasks 512 --cores 32 --load linear --links none --evolve walk --seed 3 --drift-speed 0.4
+      --noise 0 --link-bytes 0 --byte-ns 1.0 --time-steps 200 --period 10 --policy none,greedy --json)
+cheap=$("$sim" "${walk[@]}" --task-bytes 0)
+dear=$("$sim" "${walk[@]}" --task-bytes 1048576)
 tmp=$(mktemp -d /tmp/lbomp-sim-auto-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 "$sim" --tasks 512 --cores 8 --load linear --steps 3 --policy refine --record "$tmp/r.trc" >/dev/null
 "$sim" --trace "$tmp/r.trc" --auto-data > "$tmp/trace.rows"
 "$sim" --evolve drift --tasks 256 --cores 8 --auto-data --time-steps 60 > "$tmp/evolve.rows"
-echo "$bal"; echo "$balfix"; echo "$hot"; echo "$cyc"; echo "$mov"
-python3 - "$bal" "$hot" "$cyc" "$tmp/trace.rows" "$tmp/evolve.rows" "$balfix" "$mov" <<'PY'
+echo "$bal"; echo "$balfix"; echo "$hot"; echo "$cyc"; echo "$mov"; echo "$cheap"; echo "$dear"
+python3 - "$bal" "$hot" "$cyc" "$tmp/trace.rows" "$tmp/evolve.rows" "$balfix" "$mov" "$cheap" \
+        "$dear" <<'PY'
 import json, sys
 bal = json.loads(sys.argv[1])
 hot = {r["policy"]: r for r in map(json.loads, sys.argv[2].splitlines())}
@@ -58,6 +66,14 @@ a, r = mov["auto"], mov["refine"]
 if not a["total_s"] <= 1.02 * r["total_s"] or not a["lb_steps"] < r["lb_steps"]:
     errors.append(f"moving hotspot: auto {a['total_s']} s in {a['lb_steps']} LB steps, refine "
                   f"{r['total_s']} s in {r['lb_steps']}")
+cheap, dear = ({r["policy"]: r for r in map(json.loads, a.splitlines())} for a in sys.argv[8:10])
+g, d = cheap["greedy"], dear["greedy"]
+if g["lb_steps"] != 20 or not g["total_s"] < cheap["none"]["total_s"]:
+    errors.append(f"walk, tasks without data: greedy {g['lb_steps']} LB steps, {g['total_s']} s "
+                  f"(none {cheap['none']['total_s']} s); expected 20, faster")
+if d["lb_steps"] != 1 or d["skipped"] != 19 or not d["lb_s"] > 0.3:
+    errors.append(f"walk, 1 MiB tasks: greedy {d['lb_steps']} LB steps ({d['skipped']} skipped), "
+                  f"{d['lb_s']} s in them; expected 1 and 19 skipped after a first one of > 0.3 s")
 for name, want in ((sys.argv[4], 3), (sys.argv[5], 5)):
     rows = [json.loads(l) for l in open(name) if l.strip()]
     if len(rows) != want:

@@ -54,6 +54,7 @@ struct ev {
         double *early_w;             /* [P] owned loads summed over the window's untimed steps */
         double *late_w;              /* [P] over its timed steps */
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
+        double *tload;               /* [LBOMP__TIMED * P] scratch: the workers' loads in them */
         uint32_t *map;               /* [T] current worker of each task */
         /* --steal: scratch of the step's schedule (steal_step) */
         uint32_t *order;             /* [T] the tasks by worker, each worker's in slot order */
@@ -232,6 +233,52 @@ static bool timed_balanced(const struct ev *e, double *lam)
         return *lam > 0 && *lam <= 1.0 + e->w->params.tolerance;
 }
 
+/* The excess over the mean that one worker kept at every timed step of the window (the least,
+ * lbomp__persisted), as the runtime's lbomp__window_persistent_excess reads it (no step is
+ * disturbed here); INFINITY when none was timed. */
+static double persistent_excess(const struct ev *e)
+{
+        uint32_t n = e->wtimed < LBOMP__TIMED ? (uint32_t)e->wtimed : LBOMP__TIMED, P = e->P;
+        if (!n || !P)
+                return INFINITY;
+        double avg[LBOMP__TIMED], x[LBOMP__TIMED], best = -INFINITY;
+        memset(e->tload, 0, (size_t)n * P * sizeof *e->tload);
+        for (uint32_t k = 0; k < n; k++) {
+                double *l = e->tload + (size_t)k * P, sum = 0;
+                for (uint32_t t = 0; t < e->T; t++)
+                        l[e->map[t]] += e->tcost[k][t];
+                for (uint32_t w = 0; w < P; w++)
+                        sum += l[w];
+                avg[k] = sum / P;
+        }
+        for (uint32_t w = 0; w < P; w++) {
+                for (uint32_t k = 0; k < n; k++)
+                        x[k] = e->tload[(size_t)k * P + w] - avg[k];
+                double p = lbomp__persisted(x, n);
+                best = p > best ? p : best;
+        }
+        return best;
+}
+
+/*
+ * The runtime's moves that pay, in time (lbstep.c), for a fixed policy whose timed steps are not
+ * balanced: the most a plan can win per step is the timed steps' excess of the largest load over
+ * the mean, at most what persisted on one worker; over `periods` periods (the LB steps so far, at
+ * most 8) it must beat the last LB step that ran a policy (before any, auto's guess).
+ */
+static bool fixed_pays(const struct ev *e, uint32_t periods, double last_cost)
+{
+        double mx, avg;
+        if (!e->wtimed)
+                return true;
+        lbomp__imbalance(e->late_w, e->P, &mx, &avg);
+        double excess = (mx - avg) / (double)e->wtimed, persist = persistent_excess(e);
+        if (persist < excess)
+                excess = persist > 0 ? persist : 0;
+        double cost = last_cost > 0 ? last_cost : lbomp__auto_lb_cost_guess(e->T);
+        return excess * (double)e->o->period * (double)periods >= cost;
+}
+
 /* The window's mean per-step λ against its λ (lbomp__interleave_wanted), as lbstep.c's
  * moves_within reads them. */
 static bool moves_within(struct ev *e, double *wlam)
@@ -276,6 +323,9 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
                 h->decay = lbomp__auto_decay(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
         }
         h->horizon = lbomp__auto_horizon(e->step, (int)e->o->period);
+        double persist = persistent_excess(e);
+        h->persist_known = isfinite(persist);
+        h->persist_s = persist;
         h->lb_cost_s = lb_cost_s;
         h->byte_s = e->o->byte_ns * 1e-9;
         lbomp__snap_set_hist(e->w->sb, h);
@@ -375,8 +425,9 @@ static int ev_init(struct ev *e, const struct opts *o, struct world *w)
         e->late_w = calloc(P, sizeof *e->late_w);
         e->map = malloc(T * sizeof *e->map);
         e->dest = malloc(T * sizeof *e->dest);
+        e->tload = malloc((size_t)LBOMP__TIMED * P * sizeof *e->tload);
         if (!e->base || !e->walk || !e->cost || !e->acc || !e->load || !e->early_w || !e->late_w ||
-            !e->map || !e->dest)
+            !e->map || !e->dest || !e->tload)
                 return -ENOMEM;
         if (o->steal >= 0) {
                 e->order = malloc(T * sizeof *e->order);
@@ -414,6 +465,7 @@ static void ev_free(struct ev *e)
         free(e->late_w);
         free(e->map);
         free(e->dest);
+        free(e->tload);
         free(e->order);
         free(e->head);
         free(e->tail);
@@ -445,8 +497,9 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
         struct lbomp__auto_when when;
         lbomp__auto_when_init(&when);
         when.ntasks = e->T;
-        double steps_s = 0, lb_s = 0, lb_cost = 0;
+        double steps_s = 0, lb_s = 0, lb_cost = 0, pays_cost = 0;
         uint64_t nlb = 0, nskip = 0, migrations = 0, window_len = (uint64_t)o->period;
+        uint32_t pays_runs = 0;
         bool armed = false, interleaved = false;    /* the mapping is spread()'s */
         struct lbomp__spread_backoff backoff = {0}; /* auto's, between its judgments */
         char lbsteps[4096] = "";
@@ -481,6 +534,13 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                 bool spr = moving && spread(e, s, &c, &mig);
                 if (is_auto && moving)
                         lbomp__spread_judged(&backoff, spr && mig > 0);
+                /* a fixed policy's LB step that is not balanced: no policy runs unless its plan
+                 * can pay, as in the runtime (the periods count such LB steps, at most 8) */
+                bool no_pay = false;
+                if (fixed && (spr || !balanced)) {
+                        pays_runs += pays_runs < 8;
+                        no_pay = !spr && !fixed_pays(e, pays_runs, pays_cost);
+                }
                 if (is_auto && !armed) {
                         nskip++;
                         lbomp__auto_when_unarmed(&when);
@@ -493,6 +553,8 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                         if (is_auto)
                                 lbomp__auto_when_after(&when, 0, lam_t, when.decay, false,
                                                        e->lam_sum / (double)e->wsteps);
+                } else if (no_pay) {
+                        nskip++;
                 } else if (strcmp(p->name, "none") != 0) {
                         if (!s)
                                 s = snapshot(e, &h, lb_cost, nlb);
@@ -503,6 +565,7 @@ static int run_policy(struct ev *e, const struct lbomp__policy *p, const uint32_
                                 interleaved = interleaved && mig == 0;
                         }
                         lb_s += c;
+                        pays_cost = c;
                         migrations += mig;
                         memcpy(e->map, e->dest, e->T * sizeof *e->map);
                         if (used + 16 < sizeof lbsteps)

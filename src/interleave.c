@@ -8,8 +8,9 @@
  * worker at once: neighbours in the task order (which is the program's order of adding them, most
  * often its domain's order) dealt to the workers in turn. The runtime (lbstep.c, spread_pays) and
  * lbomp-sim judge it on the window's timed steps: what each step took (the runtime: its longest
- * thread, steals included; the simulator, which has no stealing: its largest worker's sum) against
- * the largest worker's sum of its tasks' times under the interleaving (lbomp__steps_max).
+ * thread, steals included; the simulator: with --steal its modelled schedule's end, else its
+ * largest worker's sum) against the largest worker's sum of its tasks' times under the
+ * interleaving (lbomp__steps_max).
  */
 #include <errno.h>
 #include <stdlib.h>

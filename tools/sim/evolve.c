@@ -55,6 +55,7 @@ struct ev {
         double *late_w;              /* [P] over its timed steps */
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
         double *tload;               /* [LBOMP__TIMED * P] scratch: the workers' loads in them */
+        double took[LBOMP__TIMED];   /* what each of them took (--steal: its schedule) */
         uint32_t *map;               /* [T] current worker of each task */
         /* --steal: scratch of the step's schedule (steal_step) */
         uint32_t *order;             /* [T] the tasks by worker, each worker's in slot order */
@@ -191,8 +192,10 @@ static double run_step(struct ev *e, double *lam_out, double *max_out, bool time
         if (timed) {
                 for (uint32_t t = 0; t < e->T; t++)
                         e->acc[t] += e->cost[t];
-                if (e->wtimed < LBOMP__TIMED)
+                if (e->wtimed < LBOMP__TIMED) {
                         memcpy(e->tcost[e->wtimed], e->cost, e->T * sizeof *e->cost);
+                        e->took[e->wtimed] = took;
+                }
                 e->wtimed++;
         }
         e->wsteps++;
@@ -258,6 +261,16 @@ static double persistent_excess(const struct ev *e)
                 best = p > best ? p : best;
         }
         return best;
+}
+
+/* What the window's timed steps took on average (the runtime's lbomp__window_timed_run_max: the
+ * longest thread, steals included), over the first n of them. */
+static double timed_took(const struct ev *e, uint32_t n)
+{
+        double sum = 0;
+        for (uint32_t k = 0; k < n; k++)
+                sum += e->took[k];
+        return n ? sum / n : 0;
 }
 
 /*
@@ -375,9 +388,8 @@ static bool spread(struct ev *e, const struct lbomp__snap *s, double *cost, uint
                 return false;
         const double *const *sc = (const double *const *)e->tcost;
         double horizon = lbomp__auto_horizon(e->step, (int)e->o->period);
-        double gain = (lbomp__steps_max(s, s->worker, sc, n, e->load) -
-                       lbomp__steps_max(s, e->dest, sc, n, e->load)) *
-                      horizon;
+        /* what the steps took (with --steal, their schedule), as the runtime reads it */
+        double gain = (timed_took(e, n) - lbomp__steps_max(s, e->dest, sc, n, e->load)) * horizon;
         struct lbomp__plan pl = {0};
         if (lbomp__plan_begin(&pl, s, e->dest) < 0) {
                 lbomp__plan_free(&pl);

@@ -54,7 +54,7 @@ struct ev {
         double *early_w;             /* [P] owned loads summed over the window's untimed steps */
         double *late_w;              /* [P] over its timed steps */
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
-        double *tload;               /* [LBOMP__TIMED * P] scratch: the workers' loads in them */
+        double *tload;               /* [LBOMP__TIMED * P] scratch (P >= 2): per-worker loads */
         double took[LBOMP__TIMED];   /* what each of them took (--steal: its schedule) */
         uint32_t *map;               /* [T] current worker of each task */
         /* --steal: scratch of the step's schedule (steal_step) */
@@ -305,6 +305,8 @@ static bool moves_within(struct ev *e, double *wlam)
 }
 
 /* The snapshot the runtime would build at the window's end, with auto's history. */
+_Static_assert(LBOMP__TIMED >= 2, "snapshot() keeps two per-worker arrays in ev.tload");
+
 static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist *h,
                                           double lb_cost_s, uint64_t lb_step)
 {
@@ -327,13 +329,15 @@ static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist 
         h->step_var = e->wsteps ? (e->lam_sum / (double)e->wsteps) / lam_win : 1.0;
         /* as the runtime: unknown in the first window and with fewer than 2 untimed steps */
         if (early >= 2 && e->wtimed && e->wfirst > 0) {
+                /* per step, in scratch: the window's sums stay for the checks after this */
+                double *ew = e->tload, *lw = e->tload + e->P;
                 for (uint32_t w = 0; w < e->P; w++) {
-                        e->early_w[w] /= (double)early;
-                        e->late_w[w] /= (double)e->wtimed;
+                        ew[w] = e->early_w[w] / (double)early;
+                        lw[w] = e->late_w[w] / (double)e->wtimed;
                 }
-                h->drift = lbomp__auto_drift(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
+                h->drift = lbomp__auto_drift(ew, lw, e->P, 0.5 * (double)e->wsteps);
                 h->drift = h->drift < 1 ? h->drift : 1;
-                h->decay = lbomp__auto_decay(e->early_w, e->late_w, e->P, 0.5 * (double)e->wsteps);
+                h->decay = lbomp__auto_decay(ew, lw, e->P, 0.5 * (double)e->wsteps);
         }
         h->horizon = lbomp__auto_horizon(e->step, (int)e->o->period);
         double persist = persistent_excess(e);

@@ -5,7 +5,8 @@
 # as many. evaluate.py --bench ranks auto by the raw medians and, paired, within each repeat: a
 # repeat ten times slower than the others, in which auto was slower than in the rest, moves the
 # raw ranking (auto third) but not the paired one (auto first of the fixed policies in two
-# repeats of three); auto 5 % slower in every repeat stays outside 1.03 x either way.
+# repeats of three); auto 5 % slower in every repeat stays outside 1.03 x either way. evaluate.py
+# --sim --against compares each policy's simulated totals with another build's (a wrapper here).
 #   check_auto_tools.sh LBOMP_SIM SOURCE_ROOT
 set -euo pipefail
 sim=$1
@@ -58,3 +59,24 @@ expect "| spell | 1.05 | 1.02 | 1.03 | 1.5 | refine | 1.029 | 3 of 4 |"
 expect "fastest or second on 0 of 2 (0 %); within 1.03 x the best fixed policy on 1 of 2; above it: slow (1.050)"
 expect "auto fastest or second on 1 of 2, within 1.03 x the best fixed policy on 1 of 2; above it: slow (1.050, refine)"
 echo "evaluate.py: raw and paired ranks as designed"
+# --sim --against OTHER: each policy's totals against another build's lbomp-sim. OTHER here is a
+# wrapper around the same simulator that reports greedy twice as long: greedy then reads 0.500 and
+# faster on every workload, the others 1.000 and neither.
+mkdir -p "$tmp/this/tools" "$tmp/other/tools"
+ln -s "$sim" "$tmp/this/tools/lbomp-sim"
+cat > "$tmp/other/tools/lbomp-sim" <<EOF
+#!/usr/bin/env bash
+"$sim" "\$@" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    if d["policy"] == "greedy":
+        d["total_s"] *= 2
+    print(json.dumps(d))'
+EOF
+chmod +x "$tmp/other/tools/lbomp-sim"
+out=$(python3 "$root/tools/auto/evaluate.py" --sim 6 --build "$tmp/this" --against "$tmp/other")
+expect "greedy 0.500 (0 / 6)"
+expect "none 1.000 (0 / 0)"
+expect "refine 1.000 (0 / 0)"
+echo "evaluate.py --against: each policy against the other build as designed"

@@ -16,11 +16,14 @@ the repeats: a slow spell that stretches a whole repeat cancels out), and the ge
 auto's ratio to each fixed policy.
 
   tools/auto/evaluate.py --bench DIR [--extra --build build --repeats 5] [--csv extra.csv]
-  tools/auto/evaluate.py --sim N [--seed 7] [--build build] [--steal K]
+  tools/auto/evaluate.py --sim N [--seed 7] [--build build] [--steal K] [--against OTHER]
 
 --sim N: N synthetic workloads drawn as tools/auto/train.py draws them but from another seed
 (none of them trained on), each run whole (200 time steps, LB period 10) by lbomp-sim --evolve
-under every candidate policy and auto; the same counts against the per-workload oracle.
+under every candidate policy and auto; the same counts against the per-workload oracle. With
+--against OTHER (another build folder, e.g. of an earlier commit), also runs OTHER's lbomp-sim on
+each workload and prints, per policy, the geometric mean of this build's total over OTHER's and
+on how many workloads it is more than 1 % slower and faster.
 """
 import argparse
 import csv
@@ -112,6 +115,7 @@ def simulate(a):
     sim = os.path.join(a.build, "tools", "lbomp-sim")
     pols = "none,greedy,refine,hierarchical,smart,greedy-refine,greedy-comm,auto"
     n = fastest = second = within = 0
+    against = {}  # policy: [log(this build's total / OTHER's)]
     ratios, worst = [], []
     kinds, pol_log, pol_top2 = {}, {}, {}
     for i, args in enumerate(train.workloads(a.sim, a.seed)):
@@ -125,6 +129,16 @@ def simulate(a):
         if out.returncode != 0:
             sys.exit(f"evaluate: lbomp-sim {' '.join(args)}: {out.stderr.strip()}")
         t = {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
+        if a.against:
+            other = os.path.join(a.against, "tools", "lbomp-sim")
+            o = subprocess.run([other] + args + ["--policy", pols, "--json"], capture_output=True,
+                               text=True)
+            if o.returncode != 0:
+                sys.exit(f"evaluate: {other} {' '.join(args)}: {o.stderr.strip()}")
+            for d in map(json.loads, o.stdout.splitlines()):
+                if d["total_s"] > 0 and t.get(d["policy"], 0) > 0:
+                    against.setdefault(d["policy"], []).append(
+                        math.log(t[d["policy"]] / d["total_s"]))
         fixed = {p: v for p, v in t.items() if p != "auto"}
         best = min(fixed.values())
         rank = rank_of(t)
@@ -155,6 +169,11 @@ def simulate(a):
     print("  every variant, geometric mean over the oracle / fastest or second (ties share the "
           "rank): " + ", ".join(f"{p} {math.exp(pol_log[p] / n):.3f} / "
                                 f"{pol_top2[p] / n * 100:.0f} %" for p in pol_log))
+    if against:
+        print(f"  against {a.against}, this build's total over its, geometric mean (workloads more "
+              "than 1 % slower / faster): " + ", ".join(
+                  f"{p} {math.exp(sum(v) / len(v)):.3f} ({sum(x > math.log(1.01) for x in v)} / "
+                  f"{sum(x < -math.log(1.01) for x in v)})" for p, v in against.items()))
 
 
 def mann_whitney_p(a, b):
@@ -218,6 +237,8 @@ def main():
     ap.add_argument("--steal", type=float, default=None,
                     help="with --sim: model the runtime's stealing (lbomp-sim --steal K, a stolen "
                          "task costing 1 + K times)")
+    ap.add_argument("--against", help="with --sim: another build folder whose lbomp-sim runs the "
+                                      "same workloads, each policy's totals compared")
     a = ap.parse_args()
     if a.sim:
         return simulate(a)

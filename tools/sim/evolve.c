@@ -54,7 +54,7 @@ struct ev {
         double *early_w;             /* [P] owned loads summed over the window's untimed steps */
         double *late_w;              /* [P] over its timed steps */
         double *tcost[LBOMP__TIMED]; /* [T] each task's cost in each timed step of the window */
-        double *tload;               /* [LBOMP__TIMED * P] scratch (P >= 2): per-worker loads */
+        double *tload;               /* [LBOMP__TIMED * P] scratch: per-worker loads and means */
         double took[LBOMP__TIMED];   /* what each of them took (--steal: its schedule) */
         uint32_t *map;               /* [T] current worker of each task */
         /* --steal: scratch of the step's schedule (steal_step) */

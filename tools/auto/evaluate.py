@@ -116,6 +116,7 @@ def simulate(a):
     pols = "none,greedy,refine,hierarchical,smart,greedy-refine,greedy-comm,auto"
     n = fastest = second = within = 0
     against = {}  # policy: [log(this build's total / OTHER's)]
+    behind = []  # where auto is neither fastest nor second: its time over the second fastest's
     ratios, worst = [], []
     kinds, pol_log, pol_top2 = {}, {}, {}
     for i, args in enumerate(train.workloads(a.sim, a.seed)):
@@ -149,6 +150,8 @@ def simulate(a):
         fastest += rank == 1
         second += rank == 2
         within += r <= 1.03
+        if rank > 2:
+            behind.append(t["auto"] / sorted(t.values())[1])
         ratios.append(r)
         worst.append((r, kind, " ".join(args[:8])))
         for p, v in t.items():  # every variant, to set auto against each fixed policy
@@ -166,6 +169,10 @@ def simulate(a):
               f"worst {max(rs):.3f}")
     worst.sort(reverse=True)
     print("  worst: " + "; ".join(f"{r:.2f} ({k}: {c})" for r, k, c in worst[:3]))
+    if behind:
+        print(f"  where auto is neither ({len(behind)}): within 0.5 % of the second fastest on "
+              f"{sum(x <= 1.005 for x in behind)}, within 2 % on {sum(x <= 1.02 for x in behind)}; "
+              f"median {statistics.median(behind):.4f} x the second")
     print("  every variant, geometric mean over the oracle / fastest or second (ties share the "
           "rank): " + ", ".join(f"{p} {math.exp(pol_log[p] / n):.3f} / "
                                 f"{pol_top2[p] / n * 100:.0f} %" for p in pol_log))

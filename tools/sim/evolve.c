@@ -304,9 +304,9 @@ static bool moves_within(struct ev *e, double *wlam)
                                         e->w->params.tolerance);
 }
 
-/* The snapshot the runtime would build at the window's end, with auto's history. */
 _Static_assert(LBOMP__TIMED >= 2, "snapshot() keeps two per-worker arrays in ev.tload");
 
+/* The snapshot the runtime would build at the window's end, with auto's history. */
 static const struct lbomp__snap *snapshot(struct ev *e, struct lbomp__auto_hist *h,
                                           double lb_cost_s, uint64_t lb_step)
 {

@@ -6,7 +6,9 @@
 # repeat ten times slower than the others, in which auto was slower than in the rest, moves the
 # raw ranking (auto third) but not the paired one (auto first of the fixed policies in two
 # repeats of three); auto 5 % slower in every repeat stays outside 1.03 x either way. evaluate.py
-# --sim --against compares each policy's simulated totals with another build's (a wrapper here).
+# --ranks counts each variant's fastest-or-second workloads across two designed matrices and how
+# the first one's picks fare in the second. evaluate.py --sim --against compares each policy's
+# simulated totals with another build's (a wrapper here).
 #   check_auto_tools.sh LBOMP_SIM SOURCE_ROOT
 set -euo pipefail
 sim=$1
@@ -59,6 +61,33 @@ expect "| spell | 1.05 | 1.02 | 1.03 | 1.5 | refine | 1.029 | 3 of 4 |"
 expect "fastest or second on 0 of 2 (0 %); within 1.03 x the best fixed policy on 1 of 2; above it: slow (1.050)"
 expect "auto fastest or second on 1 of 2, within 1.03 x the best fixed policy on 1 of 2; above it: slow (1.050, refine)"
 echo "evaluate.py: raw and paired ranks as designed"
+# --ranks: two designed matrices of three workloads. In the first, refine is fastest on all three
+# and greedy second; in the second refine stays fastest on one, falls to third on another, and
+# auto, third before, is fastest on two. Each variant's count, the table and the carry-over follow.
+for m in 1 2; do mkdir -p "$tmp/m$m"; done
+python3 - "$tmp" <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+mats = {1: {w: dict(refine=1.0, greedy=1.1, auto=1.2, none=1.3) for w in ("a", "b", "c")},
+        2: {"a": dict(refine=1.0, greedy=1.1, auto=1.2, none=1.3),
+            "b": dict(auto=1.0, greedy=1.1, refine=1.2, none=1.3),
+            "c": dict(auto=1.0, refine=1.1, greedy=1.2, none=1.3)}}
+for m, works in mats.items():
+    rows = [dict(workload=w, variant=v, repeat=r, total_s=x * (1 + 0.01 * r), checksum="7")
+            for w, t in works.items() for r in range(3) for v, x in t.items()]
+    rows.append(dict(workload="a", variant="omp-static", repeat=0, total_s=0.1, checksum="7"))
+    with open(os.path.join(d, f"m{m}", "runs.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+PY
+out=$(python3 "$root/tools/auto/evaluate.py" --ranks "$tmp/m1" "$tmp/m2")
+expect "3 workloads in all 2 matrices, 4 lbomp variants in all of them; fastest or second by chance alone: 1.5 workloads each"
+expect "$tmp/m1: fastest or second, by the medians (paired within each repeat): auto 0 (0), greedy 3 (3), none 0 (0), refine 3 (3); the most: refine, 3 of 3"
+expect "$tmp/m2: fastest or second, by the medians (paired within each repeat): auto 2 (2), greedy 2 (2), none 0 (0), refine 2 (2); the most: refine, 2 of 3"
+expect "| b | refine, greedy | auto, greedy |"
+expect "matrix 1 -> 2: its fastest variant fastest again on 1 of 3, fastest or second on 2 of 3"
+echo "evaluate.py --ranks: counts, table and carry-over as designed"
 # --sim --against OTHER: each policy's totals against another build's lbomp-sim. OTHER here is a
 # wrapper around the same simulator that reports greedy twice as long: greedy then reads 0.500 and
 # faster on every workload, the others 1.000 and neither.

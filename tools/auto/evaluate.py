@@ -17,6 +17,7 @@ auto's ratio to each fixed policy.
 
   tools/auto/evaluate.py --bench DIR [--extra --build build --repeats 5] [--csv extra.csv]
   tools/auto/evaluate.py --sim N [--seed 7] [--build build] [--steal K] [--against OTHER]
+  tools/auto/evaluate.py --ranks DIR[:EXTRA.csv] DIR2[:EXTRA2.csv] ...
 
 --sim N: N synthetic workloads drawn as tools/auto/train.py draws them but from another seed
 (none of them trained on), each run whole (200 time steps, LB period 10) by lbomp-sim --evolve
@@ -24,9 +25,20 @@ under every candidate policy and auto; the same counts against the per-workload 
 --against OTHER (another build folder, e.g. of an earlier commit), also runs OTHER's lbomp-sim on
 each workload and prints, per policy, the geometric mean of this build's total over OTHER's and
 on how many workloads it is more than 1 % slower and faster.
+
+--ranks: whether the ranks of the lbomp variants say anything on this machine. Each argument is a
+bench/run folder of its own session (its runs.csv, or runs.csv.gz as bench/results/ranks keeps
+three), with, after a colon, the CSV that --extra --csv kept in that session. Over the workloads
+every matrix has, prints each variant's count of workloads on which it was fastest or second (by
+the medians, and paired within each repeat as above), the two fastest of each workload in every
+matrix, and, from one matrix to the next, on how many workloads the earlier one's fastest variant
+was fastest or second again: a pick that knows the last matrix.
+When no variant is fastest or second on much more than 2 / (variants) of the workloads, as by
+chance, and the earlier matrix's picks fare no better in the next, the ranks are the noise's.
 """
 import argparse
 import csv
+import gzip
 import json
 import math
 import os
@@ -107,6 +119,67 @@ def paired_medians(rs_by_variant):
         for v, x in t.items():
             norm.setdefault(v, []).append(x / g)
     return {v: statistics.median(xs) for v, xs in norm.items()}
+
+
+def lbomp_rows(rows):
+    """{workload: {variant: [rows]}} of the lbomp variants (no baseline, no default+ variant)."""
+    by = {}
+    for r in rows:
+        v = r["variant"]
+        if v in BASELINES or v.startswith("default") or "+" in v:
+            continue
+        by.setdefault(r["workload"], {}).setdefault(v, []).append(r)
+    return by
+
+
+def ranks(specs):
+    """--ranks: the fastest two of every workload, matrix by matrix (module docstring)."""
+    mats = []
+    for spec in specs:
+        folder, _, extra = spec.partition(":")
+        path = os.path.join(folder, "runs.csv")
+        if not os.path.exists(path) and os.path.exists(path + ".gz"):
+            rows = list(csv.DictReader(gzip.open(path + ".gz", "rt")))
+        else:
+            rows = list(csv.DictReader(open(path)))
+        if extra:
+            rows += list(csv.DictReader(open(extra)))
+        mats.append((spec, lbomp_rows(rows)))
+    works = sorted(set.intersection(*(set(by) for _, by in mats)))
+    if not works:
+        sys.exit("evaluate: --ranks: no workload is in every matrix")
+    variants = sorted(set.intersection(*(set(by[w]) for _, by in mats for w in works)))
+    top = []  # per matrix: {workload: variants by median, fastest first}
+    print(f"{len(works)} workloads in all {len(mats)} matrices, {len(variants)} lbomp variants in "
+          f"all of them; fastest or second by chance alone: {2 / len(variants) * len(works):.1f} "
+          f"workloads each")
+    for spec, by in mats:
+        raw, paired = {v: 0 for v in variants}, {v: 0 for v in variants}
+        order = {}
+        for w in works:
+            vs = {v: by[w][v] for v in variants}
+            med = {v: statistics.median(float(r["total_s"]) for r in rs) for v, rs in vs.items()}
+            pm = paired_medians(vs)
+            order[w] = sorted(variants, key=lambda v: (med[v], v))
+            for v in variants:
+                raw[v] += rank_of(med, v) <= 2
+                paired[v] += v in pm and rank_of(pm, v) <= 2
+        top.append(order)
+        most = max(variants, key=lambda v: (raw[v], v))
+        print(f"{spec}: fastest or second, by the medians (paired within each repeat): "
+              + ", ".join(f"{v} {raw[v]} ({paired[v]})" for v in variants)
+              + f"; the most: {most}, {raw[most]} of {len(works)}")
+    print()
+    print("| workload | " + " | ".join(f"matrix {i + 1}" for i in range(len(mats))) + " |")
+    print("|---|" + "---|" * len(mats))
+    for w in works:
+        print(f"| {w} | " + " | ".join(", ".join(t[w][:2]) for t in top) + " |")
+    print()
+    for i in range(1, len(mats)):
+        again = sum(top[i][w].index(top[i - 1][w][0]) < 2 for w in works)
+        same = sum(top[i][w][0] == top[i - 1][w][0] for w in works)
+        print(f"matrix {i} -> {i + 1}: its fastest variant fastest again on {same} of {len(works)}, "
+              f"fastest or second on {again} of {len(works)}")
 
 
 def simulate(a):
@@ -246,7 +319,11 @@ def main():
                          "task costing 1 + K times)")
     ap.add_argument("--against", help="with --sim: another build folder whose lbomp-sim runs the "
                                       "same workloads, each policy's totals compared")
+    ap.add_argument("--ranks", nargs="+", metavar="DIR[:EXTRA.csv]",
+                    help="bench/run folders of several sessions: how the ranks hold between them")
     a = ap.parse_args()
+    if a.ranks:
+        return ranks(a.ranks)
     if a.sim:
         return simulate(a)
     rows = []
@@ -269,12 +346,7 @@ def main():
         rows += extra
     elif a.csv:
         rows += list(csv.DictReader(open(a.csv)))
-    by = {}
-    for r in rows:
-        v = r["variant"]
-        if v in BASELINES or v.startswith("default") or "+" in v:
-            continue
-        by.setdefault(r["workload"], {}).setdefault(v, []).append(r)
+    by = lbomp_rows(rows)
     pols = []
     for w in by.values():
         for v in w:

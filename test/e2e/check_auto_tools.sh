@@ -66,7 +66,7 @@ echo "evaluate.py: raw and paired ranks as designed"
 # auto, third before, is fastest on two. Each variant's count, the table and the carry-over follow.
 for m in 1 2; do mkdir -p "$tmp/m$m"; done
 python3 - "$tmp" <<'PY'
-import csv, json, os, sys
+import csv, os, sys
 d = sys.argv[1]
 mats = {1: {w: dict(refine=1.0, greedy=1.1, auto=1.2, none=1.3) for w in ("a", "b", "c")},
         2: {"a": dict(refine=1.0, greedy=1.1, auto=1.2, none=1.3),

@@ -182,6 +182,15 @@ def ranks(specs):
               f"fastest or second on {again} of {len(works)}")
 
 
+def sim_totals(sim, args, pols):
+    """{policy: total seconds} of one lbomp-sim --evolve run of every policy in pols."""
+    out = subprocess.run([sim] + args + ["--policy", pols, "--json"], capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        sys.exit(f"evaluate: {sim} {' '.join(args)}: {out.stderr.strip()}")
+    return {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
+
+
 def simulate(a):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import train
@@ -193,26 +202,17 @@ def simulate(a):
     ratios, worst = [], []
     kinds, pol_log, pol_top2 = {}, {}, {}
     for i, args in enumerate(train.workloads(a.sim, a.seed)):
-        args = [x for x in args]
+        args = list(args)
         k = args.index("--time-steps")
         args[k + 1] = "200"
         if a.steal is not None:
             args += ["--steal", str(a.steal)]
-        out = subprocess.run([sim] + args + ["--policy", pols, "--json"], capture_output=True,
-                             text=True)
-        if out.returncode != 0:
-            sys.exit(f"evaluate: lbomp-sim {' '.join(args)}: {out.stderr.strip()}")
-        t = {d["policy"]: d["total_s"] for d in map(json.loads, out.stdout.splitlines())}
+        t = sim_totals(sim, args, pols)
         if a.against:
-            other = os.path.join(a.against, "tools", "lbomp-sim")
-            o = subprocess.run([other] + args + ["--policy", pols, "--json"], capture_output=True,
-                               text=True)
-            if o.returncode != 0:
-                sys.exit(f"evaluate: {other} {' '.join(args)}: {o.stderr.strip()}")
-            for d in map(json.loads, o.stdout.splitlines()):
-                if d["total_s"] > 0 and t.get(d["policy"], 0) > 0:
-                    against.setdefault(d["policy"], []).append(
-                        math.log(t[d["policy"]] / d["total_s"]))
+            o = sim_totals(os.path.join(a.against, "tools", "lbomp-sim"), args, pols)
+            for p, v in o.items():
+                if v > 0 and t.get(p, 0) > 0:
+                    against.setdefault(p, []).append(math.log(t[p] / v))
         fixed = {p: v for p, v in t.items() if p != "auto"}
         best = min(fixed.values())
         rank = rank_of(t)

@@ -69,6 +69,7 @@ struct ev {
         /* the window */
         uint64_t wfirst, wsteps, wtimed;
         double lam_sum;
+        double persist; /* persistent_excess() of the window, once computed (NAN: not yet) */
 };
 
 /* The multiplier of task t at step s. */
@@ -211,6 +212,7 @@ static void window_restart(struct ev *e)
         e->wfirst = e->step;
         e->wsteps = e->wtimed = 0;
         e->lam_sum = 0;
+        e->persist = NAN;
         memset(e->acc, 0, e->T * sizeof *e->acc);
         memset(e->early_w, 0, e->P * sizeof *e->early_w);
         memset(e->late_w, 0, e->P * sizeof *e->late_w);
@@ -238,12 +240,15 @@ static bool timed_balanced(const struct ev *e, double *lam)
 
 /* The excess over the mean that one worker kept at every timed step of the window (the least,
  * lbomp__persisted), as the runtime's lbomp__window_persistent_excess reads it (no step is
- * disturbed here); INFINITY when none was timed. */
-static double persistent_excess(const struct ev *e)
+ * disturbed here); INFINITY when none was timed. Computed once per window: a fixed policy's pays
+ * check and the snapshot's history both read it. */
+static double persistent_excess(struct ev *e)
 {
+        if (!isnan(e->persist))
+                return e->persist;
         uint32_t n = e->wtimed < LBOMP__TIMED ? (uint32_t)e->wtimed : LBOMP__TIMED, P = e->P;
         if (!n || !P)
-                return INFINITY;
+                return e->persist = INFINITY;
         double avg[LBOMP__TIMED], x[LBOMP__TIMED], best = -INFINITY;
         memset(e->tload, 0, (size_t)n * P * sizeof *e->tload);
         for (uint32_t k = 0; k < n; k++) {
@@ -260,7 +265,7 @@ static double persistent_excess(const struct ev *e)
                 double p = lbomp__persisted(x, n);
                 best = p > best ? p : best;
         }
-        return best;
+        return e->persist = best;
 }
 
 /* What the window's timed steps took on average (the runtime's lbomp__window_timed_run_max: the
@@ -279,7 +284,7 @@ static double timed_took(const struct ev *e, uint32_t n)
  * the mean, at most what persisted on one worker; over `periods` periods (the LB steps so far, at
  * most 8) it must beat the last LB step that ran a policy (before any, auto's guess).
  */
-static bool fixed_pays(const struct ev *e, uint32_t periods, double last_cost)
+static bool fixed_pays(struct ev *e, uint32_t periods, double last_cost)
 {
         double mx, avg;
         if (!e->wtimed)

@@ -194,7 +194,7 @@ enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos, int64_
 }
 
 enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, int64_t *count,
-                                           const double *pc, int64_t n, double kappa)
+                                           const double *pc, int64_t n, double ratio)
 {
         int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
         /* Pairs with the seq_cst fence in pop (tail mode). */
@@ -217,7 +217,7 @@ enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos,
                 int64_t lo = c.front ? e : ls, hi = c.front ? le : s;
                 if (s < 0 || e > n || s >= e || lo < 0 || lo > hi || hi > n)
                         return LBOMP__EMPTY;
-                if (pc[hi] - pc[lo] < kappa * (pc[e] - pc[s]))
+                if (pc[hi] - pc[lo] < ratio * (pc[e] - pc[s]))
                         return LBOMP__EMPTY;
         }
         /* The index is the claim: whoever moves top from t owns index t. A thief that read t in

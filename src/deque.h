@@ -87,14 +87,14 @@ int64_t lbomp__deque_next(struct lbomp__deque *d, int64_t *pos);
  * positions [*pos, *pos + *count), run in ascending order. */
 enum lbomp__take lbomp__deque_steal(struct lbomp__deque *d, int64_t *pos, int64_t *count);
 /*
- * Any thread: the same, but only when the owner would still be busy while the thief runs the run
- * away from its data: with pc[0..n] the prefix sums of the predicted costs of the owner's n
- * positions and c the cost of the run at the top, it steals only when the other items the owner
- * has left (after the run in front mode, before it in tail mode) cost at least kappa × c;
- * otherwise it returns LBOMP__EMPTY and leaves the deque as it was.
+ * Any thread: the same, but only when the run pays away from its data: with pc[0..n] the prefix
+ * sums of the predicted costs of the owner's n positions and c the cost of the run at the top, it
+ * steals only when the other items the owner has left (after the run in front mode, before it in
+ * tail mode) cost at least ratio × c (workers.h, lbomp__steal_ratio); otherwise it returns
+ * LBOMP__EMPTY and leaves the deque as it was.
  */
 enum lbomp__take lbomp__deque_steal_paying(struct lbomp__deque *d, int64_t *pos, int64_t *count,
-                                           const double *pc, int64_t n, double kappa);
+                                           const double *pc, int64_t n, double ratio);
 
 /*
  * How many of an owner's n positions, from pos on (left of them not taken yet), its next batch

@@ -522,9 +522,9 @@ void *lbomp_iter_next(lbomp_iter_t *it)
                         enum lbomp__take r;
                         int64_t pos, count;
                         const double *pc = v->pcost_ok ? v->pcost : NULL;
-                        double kappa = lbomp__steal_cost(w, v);
+                        double ratio = lbomp__steal_ratio(w, v);
                         while ((r = lbomp__deque_steal_paying(&v->dq, &pos, &count, pc,
-                                                              (int64_t)v->n, kappa)) ==
+                                                              (int64_t)v->n, ratio)) ==
                                LBOMP__LOST_RACE)
                                 ;
                         if (r != LBOMP__TAKEN) {

@@ -219,6 +219,27 @@ static inline double lbomp__steal_cost(const struct lbomp__worker *thief,
 }
 
 /*
+ * How much of its own a victim v must have left, over the cost c of its last run, for thief to
+ * take that run (lbomp__deque_steal_paying's `ratio`). The thief runs it at k·h·c (k: the
+ * victim's kappa, at least 1; h: its speed over the thief's), and the victim, running it again
+ * next step, finds the data the thief took at about (k - 1)·c more. With R left besides the run,
+ * the step ends at R + c without the steal, at max(R, k·h·c) with it; so the steal pays while
+ * R > (k·h + k - 2)·c. From k = 2 on the data's way back alone would eat what the steal saves:
+ * there the thief takes the run only when it is done before the victim, R ≥ k·h·c, the rule
+ * before this one (2026-11-26: the paying steal on the balanced 1 MiB memtask), which left a heavy
+ * last task with less than its cost below it to the victim while the thief waited. At k = 1 a
+ * thief takes any run, the last one too: its data anywhere, the step ends sooner (the threads'
+ * wait for the last one over a run: kneighbor-drift 11–19 → 5–8 ms, leanmd 9–10 → 4–5 ms;
+ * bench/README, *The last task of a step*).
+ */
+static inline double lbomp__steal_ratio(const struct lbomp__worker *thief,
+                                        const struct lbomp__worker *v)
+{
+        double k = v->kappa > 1 ? v->kappa : 1, kh = lbomp__steal_cost(thief, v);
+        return k < 2 ? kh + k - 2 : kh;
+}
+
+/*
  * A thief's time in victim v's tasks, as what they would have cost v: × scale (the thief's wall
  * to CPU time), over lbomp__steal_cost. Charged at the thief's time, a victim whose tasks' data
  * stays in its cache looked κ times as loaded as it was for every task taken.

@@ -1,7 +1,7 @@
 /*
- * test_deque.c — a thief leaves the owner what the owner would finish before the thief, away from
- * the item's data, could run it (lbomp__deque_steal_paying): it steals while the owner's other
- * items left cost at least kappa × the item's cost, then passes without touching the deque, and
+ * test_deque.c — a thief leaves the owner what does not pay away from the item's data
+ * (lbomp__deque_steal_paying): it steals while the owner's other items left cost at least ratio ×
+ * the item's cost (the caller's lbomp__steal_ratio), then passes without touching the deque, and
  * the owner's pops then take exactly what is left. In tail mode the thief takes the owner's last
  * positions, in front mode its next ones, so that the last positions go last. Without costs it
  * steals like lbomp__deque_steal. The owner's batches (lbomp__deque_batch) hold a quarter of its
@@ -24,13 +24,13 @@ static void prefix(const double *cost, int n, double *pc)
 
 /* Steals until the deque refuses; returns how many, checking positions come from, from + dir,
  * from + 2 dir, ... */
-static int steal_all(struct lbomp__deque *d, int n, const double *pc, double kappa, int from,
+static int steal_all(struct lbomp__deque *d, int n, const double *pc, double ratio, int from,
                      int dir)
 {
         int got = 0;
         for (;;) {
                 int64_t pos, count;
-                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, kappa);
+                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, ratio);
                 ASSERT(r != LBOMP__LOST_RACE); /* one thread: no race */
                 if (r == LBOMP__EMPTY)
                         return got;
@@ -143,14 +143,14 @@ static void tail_mode(void)
         double pc[9];
         int64_t at, count;
 
-        /* Equal costs, kappa 2: the thief stops when fewer than two items would be left below. */
+        /* Equal costs, ratio 2: the thief stops when fewer than two items would be left below. */
         const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         prefix(eq, 8, pc);
         lbomp__deque_arm(&d, 0, 8, false);
         ASSERT_EQ(steal_all(&d, 8, pc, 2, 7, -1), 6);
         owner_takes_rest(&d, 0, 2);
 
-        /* kappa 0 or no costs: everything goes, as with lbomp__deque_steal. */
+        /* ratio 0 or no costs: everything goes, as with lbomp__deque_steal. */
         lbomp__deque_arm(&d, 0, 8, false);
         ASSERT_EQ(steal_all(&d, 8, pc, 0, 7, -1), 8);
         lbomp__deque_arm(&d, 0, 8, false);
@@ -203,14 +203,14 @@ static void front_mode(void)
         double pc[9];
         int64_t at, pos, count;
 
-        /* Equal costs, kappa 2: the thief stops when fewer than two items would be left after. */
+        /* Equal costs, ratio 2: the thief stops when fewer than two items would be left after. */
         const double eq[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         prefix(eq, 8, pc);
         lbomp__deque_arm(&d, 0, 8, true);
         ASSERT_EQ(steal_all(&d, 8, pc, 2, 0, 1), 6);
         owner_takes_rest(&d, 6, 8);
 
-        /* kappa 0 or no costs: everything goes. */
+        /* ratio 0 or no costs: everything goes. */
         lbomp__deque_arm(&d, 0, 8, true);
         ASSERT_EQ(steal_all(&d, 8, pc, 0, 0, 1), 8);
         owner_takes_rest(&d, 8, 8);
@@ -240,7 +240,7 @@ static void front_mode(void)
         ASSERT_EQ(pos, 4);
         ASSERT_EQ(lbomp__deque_pop(&d, 2, &at), 2);
         ASSERT_EQ(at, 5);
-        /* What the owner took in a batch is not left after: one item left, kappa 2 keeps it. */
+        /* What the owner took in a batch is not left after: one item left, ratio 2 keeps it. */
         ASSERT_EQ(steal_all(&d, 8, pc, 2, 7, 1), 0);
         owner_takes_rest(&d, 7, 8);
 
@@ -294,13 +294,13 @@ static void batch_floor(void)
 }
 
 /* Steals runs until the deque refuses; the runs must be [s[i], e[i]) in turn. Returns how many. */
-static int steal_runs(struct lbomp__deque *d, int n, const double *pc, double kappa,
+static int steal_runs(struct lbomp__deque *d, int n, const double *pc, double ratio,
                       const int64_t *s, const int64_t *e)
 {
         int got = 0;
         for (;;) {
                 int64_t pos, count;
-                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, kappa);
+                enum lbomp__take r = lbomp__deque_steal_paying(d, &pos, &count, pc, n, ratio);
                 ASSERT(r != LBOMP__LOST_RACE);
                 if (r == LBOMP__EMPTY)
                         return got;
@@ -362,7 +362,7 @@ static void grain_runs(void)
         ASSERT_EQ(pos, 6);
         ASSERT_EQ(count, 2);
         ASSERT_EQ(lbomp__deque_steal(&d, &pos, &count), LBOMP__EMPTY);
-        /* kappa 1 in front mode: [0, 3) leaves 5, [3, 6) leaves 2 < 3: kept. */
+        /* ratio 1 in front mode: [0, 3) leaves 5, [3, 6) leaves 2 < 3: kept. */
         lbomp__deque_arm_grain(&d, 0, 8, true, 3);
         ASSERT_EQ(steal_runs(&d, 8, pc, 1, (const int64_t[]){0}, (const int64_t[]){3}), 1);
         owner_takes_rest(&d, 3, 8);

@@ -443,6 +443,46 @@ static void steal_charge(void)
         fprintf(stderr, "steal charge: ok\n");
 }
 
+/*
+ * What a victim must have left, over the cost c of the run a thief would take
+ * (lbomp__steal_ratio), against the two ends of a step it models, checked on a grid: with R left
+ * besides the run, the step ends at R + c without the steal and at max(R, k·h·c) with it, plus
+ * (k - 1)·c when the victim runs the task at home again. Below k = 2 the thief takes the run
+ * exactly when that sum is less than R + c; from k = 2 on, exactly when it is done before the
+ * victim (R ≥ k·h·c). Equal workers that never measured kappa: the last run too (ratio 0).
+ */
+static void steal_ratio(void)
+{
+        struct lbomp__worker t = {.hw = 1}, v = {.hw = 1};
+        ASSERT_DEQ(lbomp__steal_ratio(&t, &v), 0.0);
+        v.kappa = 0.5; /* below 1: as 1 */
+        ASSERT_DEQ(lbomp__steal_ratio(&t, &v), 0.0);
+        v.kappa = 1.5;
+        ASSERT(fabs(lbomp__steal_ratio(&t, &v) - 1.0) < 1e-12);
+        v.kappa = 3;
+        ASSERT(fabs(lbomp__steal_ratio(&t, &v) - 3.0) < 1e-12);
+        const double ks[] = {1, 1.2, 1.5, 1.9, 2, 2.5, 4}, hs[] = {0.5, 1, 2};
+        for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+                for (size_t j = 0; j < sizeof hs / sizeof *hs; j++) {
+                        v.kappa = ks[i];
+                        t.hw = 1 / hs[j]; /* h = v.hw / t.hw */
+                        double ratio = lbomp__steal_ratio(&t, &v), k = ks[i], h = hs[j], c = 1;
+                        for (double R = 0; R <= 12; R += 0.125) {
+                                if (fabs(R - ratio * c) < 1e-9)
+                                        continue; /* the boundary itself */
+                                bool take = R >= ratio * c;
+                                double with = fmax(R, k * h * c) + (k - 1) * c, without = R + c;
+                                bool pays = k < 2 ? with < without : R >= k * h * c;
+                                if (take != pays)
+                                        fprintf(stderr,
+                                                "steal ratio: k %g h %g R %g: take %d, pays %d\n",
+                                                k, h, R, take, pays);
+                                ASSERT(take == pays);
+                        }
+                }
+        fprintf(stderr, "steal ratio: ok\n");
+}
+
 /* A version-1 trace (recorded before speeds) reads, every speed 1.0. */
 static void trace_v1(const char *file)
 {
@@ -719,6 +759,7 @@ int main(int argc, char **argv)
         stale_pairs();
         kappa_paired();
         steal_charge();
+        steal_ratio();
         persistent_excess();
         descheduled_steps();
         stale_costs();

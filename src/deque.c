@@ -293,5 +293,6 @@ bool lbomp__deque_wanted(uint64_t ends, uint64_t last, uint64_t stolen, uint32_t
                 return false;
         double idle = (double)last - (double)ends / n + (double)stolen / n;
         double len = (double)last - (double)t0;
-        return idle > LBOMP__STEAL_IDLE * len && idle > LBOMP__STEAL_IDLE_S * ticks_per_s;
+        double share = LBOMP__STEAL_IDLE * len, most = LBOMP__STEAL_IDLE_MAX_S * ticks_per_s;
+        return idle > (share < most ? share : most) && idle > LBOMP__STEAL_IDLE_S * ticks_per_s;
 }

@@ -128,12 +128,17 @@ int64_t lbomp__deque_batch_floor(int64_t k, double task_s, int64_t left, int64_t
  * Whether a step's end asks for stealing in the next steps: the team's n threads ended their work
  * at ticks whose sum is `ends` and latest `last`, the step began at `t0`, and the thieves spent
  * `stolen` ticks in stolen tasks (ticks_per_s converts). True when the threads would have waited
- * for the last one, on average, more than LBOMP__STEAL_IDLE of the step and LBOMP__STEAL_IDLE_S:
- * what they waited, plus the stolen time over n (without the steals the thieves would have ended
- * that much earlier and their victims later). Pure arithmetic, for step.c's serial part.
+ * for the last one, on average, more than LBOMP__STEAL_IDLE of the step (but never more than
+ * LBOMP__STEAL_IDLE_MAX_S) and LBOMP__STEAL_IDLE_S: what they waited, plus the stolen time over n
+ * (without the steals the thieves would have ended that much earlier and their victims later).
+ * The cap: an armed step costs about a µs (the pops' fences, the thieves' looks), while 2 % of a
+ * 13 ms step is 260 µs lost at every step left unarmed (kneighbor-lbtest, whose refine plan stays
+ * within the tolerance: armed in 13 of 60 steps, 60 with the cap; bench/README, *Arming on long
+ * steps*). Pure arithmetic, for step.c's serial part.
  */
-#define LBOMP__STEAL_IDLE   0.02
-#define LBOMP__STEAL_IDLE_S 2e-6
+#define LBOMP__STEAL_IDLE       0.02
+#define LBOMP__STEAL_IDLE_S     2e-6
+#define LBOMP__STEAL_IDLE_MAX_S 20e-6
 bool lbomp__deque_wanted(uint64_t ends, uint64_t last, uint64_t stolen, uint32_t n, uint64_t t0,
                          double ticks_per_s);
 

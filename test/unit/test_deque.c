@@ -127,10 +127,14 @@ static void test_wanted(void)
         ASSERT(!lbomp__deque_wanted(7000 + 10000, 10000, 0, 2, 0, tps));
         /* the same with 5 µs: 2.5 µs: wanted */
         ASSERT(lbomp__deque_wanted(5000 + 10000, 10000, 0, 2, 0, tps));
-        /* a 1 ms step begun at 5 ms, one thread 50 µs early: 2.5 % of the step (0.4 % of the
-         * time since tick 0): wanted */
-        ASSERT(lbomp__deque_wanted(6000000 + 5950000, 6000000, 0, 2, 5000000, tps));
-        ASSERT(!lbomp__deque_wanted(6000000 + 5950000, 6000000, 0, 2, 0, tps));
+        /* a 0.5 ms step begun at 5.5 ms, one thread 30 µs early: 15 µs, 3 % of the step (0.25 %
+         * of the time since tick 0): wanted */
+        ASSERT(lbomp__deque_wanted(6000000 + 5970000, 6000000, 0, 2, 5500000, tps));
+        ASSERT(!lbomp__deque_wanted(6000000 + 5970000, 6000000, 0, 2, 0, tps));
+        /* a 13 ms step, one thread 60 µs early: 30 µs on average, 0.23 % of the step but above
+         * the 20 µs cap: wanted; 30 µs early (15 µs): not */
+        ASSERT(lbomp__deque_wanted(13000000 + 12940000, 13000000, 0, 2, 0, tps));
+        ASSERT(!lbomp__deque_wanted(13000000 + 12970000, 13000000, 0, 2, 0, tps));
         /* one thread: nobody to steal from */
         ASSERT(!lbomp__deque_wanted(0, 1000000, 0, 1, 0, tps));
         fprintf(stderr, "wanted: ok\n");

@@ -78,10 +78,10 @@ void lbomp__step_steal_changed(struct lbomp *lb)
  * every victim's deque, lines their owners write: on two cores that do not share their caches,
  * ≈ 1.2 µs of a 12 µs step, and each task taken brings its data over (bench/README, "Stealing
  * on demand"). So stealing is armed for STEAL_HOLD steps after a step whose threads would have
- * waited for the last one (lbomp__deque_wanted: more than 2 % of the step, or 20 µs, and 2 µs on
- * average, counting the thieves' time in stolen tasks as waiting saved), and after a gathering that
- * left the loads unknown (gathering_unknown). One mark per thread on the barrier's line says it
- * (lbomp__barrier_mark).
+ * waited for the last one (lbomp__deque_wanted: on average more than 2 % of the step or 20 µs,
+ * whichever is less, and 2 µs, counting the thieves' time in stolen tasks as waiting saved), and
+ * after a gathering that left the loads unknown (gathering_unknown). One mark per thread on the
+ * barrier's line says it (lbomp__barrier_mark).
  */
 static void steal_wanted(struct lbomp *lb)
 {

@@ -235,8 +235,8 @@ static inline double lbomp__steal_cost(const struct lbomp__worker *thief,
 static inline double lbomp__steal_ratio(const struct lbomp__worker *thief,
                                         const struct lbomp__worker *v)
 {
-        double k = v->kappa > 1 ? v->kappa : 1, kh = lbomp__steal_cost(thief, v);
-        return k < 2 ? kh + k - 2 : kh;
+        double k = v->kappa > 1 ? v->kappa : 1;
+        return lbomp__steal_cost(thief, v) + (k < 2 ? k - 2 : 0);
 }
 
 /*

@@ -121,6 +121,17 @@ def paired_medians(rs_by_variant):
     return {v: statistics.median(xs) for v, xs in norm.items()}
 
 
+def runs_of(folder):
+    """The rows of a bench/run folder's runs.csv, or of runs.csv.gz when only that is kept (as
+    bench/results/ranks keeps them)."""
+    path = os.path.join(folder, "runs.csv")
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        with gzip.open(path + ".gz", "rt") as f:
+            return list(csv.DictReader(f))
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
 def lbomp_rows(rows):
     """{workload: {variant: [rows]}} of the lbomp variants (no baseline, no default+ variant)."""
     by = {}
@@ -137,11 +148,7 @@ def ranks(specs):
     mats = []
     for spec in specs:
         folder, _, extra = spec.partition(":")
-        path = os.path.join(folder, "runs.csv")
-        if not os.path.exists(path) and os.path.exists(path + ".gz"):
-            rows = list(csv.DictReader(gzip.open(path + ".gz", "rt")))
-        else:
-            rows = list(csv.DictReader(open(path)))
+        rows = runs_of(folder)
         if extra:
             rows += list(csv.DictReader(open(extra)))
         mats.append((spec, lbomp_rows(rows)))
@@ -330,8 +337,7 @@ def main():
     meta = {}
     if a.bench:
         meta = json.load(open(os.path.join(a.bench, "meta.json")))
-        for r in csv.DictReader(open(os.path.join(a.bench, "runs.csv"))):
-            rows.append(r)
+        rows = runs_of(a.bench)
     if a.extra:
         load0 = os.getloadavg()
         extra = run_extra(a.build, a.repeats, policies_of(a.build))
